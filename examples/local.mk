@@ -1,0 +1,1 @@
+# Rules for examples/, included by the top-level Makefile.am.

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsparse-map: which byte ranges of a file hold data, and which are holes.
+ *
+ * Every function but sparse_map_lseek() returns a negative errno value on
+ * failure and leaves errno alone.  The man pages (man 3 sparse_map) hold the
+ * full contract; each declaration here says it in a line or two.
+ */
+#ifndef SPARSE_MAP_H
+#define SPARSE_MAP_H
+
+#include <stdint.h>
+#include <unistd.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One iteration over one open file; opaque. */
+struct sparse_map;
+
+enum sparse_map_backend {
+	SPARSE_MAP_BACKEND_AUTO   = 0,	/* probe the fd and pick */
+	SPARSE_MAP_BACKEND_SEEK   = 1,	/* lseek SEEK_DATA / SEEK_HOLE */
+	SPARSE_MAP_BACKEND_FIEMAP = 2,	/* Linux FS_IOC_FIEMAP */
+	SPARSE_MAP_BACKEND_SCAN   = 3,	/* read the file and test blocks for zeroes */
+};
+
+enum sparse_map_kind { SPARSE_MAP_DATA = 1, SPARSE_MAP_HOLE = 2 };
+
+/* Flags for sparse_map_open(). */
+#define SPARSE_MAP_SYNC    (1u << 0)	/* flush the file's dirty data before mapping */
+#define SPARSE_MAP_VERIFY  (1u << 1)	/* read back every hole; non-zero blocks become data */
+#define SPARSE_MAP_ZEROES  (1u << 2)	/* also report all-zero blocks inside data as holes */
+
+/* Flags in struct sparse_map_range; a flag holds for every byte of the range. */
+#define SPARSE_MAP_RANGE_UNWRITTEN (1u << 0)	/* preallocated/unwritten space, reads as zeroes */
+#define SPARSE_MAP_RANGE_ZEROES    (1u << 1)	/* allocated space found to hold only zeroes */
+
+struct sparse_map_range {
+	int64_t offset;
+	int64_t length;
+	enum sparse_map_kind kind;
+	uint32_t flags;			/* SPARSE_MAP_RANGE_* */
+};
+
+/* The whence values for sparse_map_lseek(): the platform's own where it has
+ * them (Linux, illumos and FreeBSD use 3 and 4, macOS 4 and 3), else 3 and 4. */
+#if defined(SEEK_DATA) && defined(SEEK_HOLE)
+#define SPARSE_MAP_SEEK_DATA SEEK_DATA
+#define SPARSE_MAP_SEEK_HOLE SEEK_HOLE
+#elif defined(__APPLE__)
+#define SPARSE_MAP_SEEK_DATA 4
+#define SPARSE_MAP_SEEK_HOLE 3
+#else
+#define SPARSE_MAP_SEEK_DATA 3
+#define SPARSE_MAP_SEEK_HOLE 4
+#endif
+
+/* Start mapping fd (a regular file or block device) from offset 0; on success
+ * *mapp is the new map and 0 is returned.  flags: SPARSE_MAP_SYNC|VERIFY|ZEROES. */
+int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned int flags,
+		    struct sparse_map **mapp);
+
+/* The next range: 1 with *range filled, 0 at the end, or -errno.  Ranges tile
+ * [start, size) in order, and adjacent ranges differ in kind. */
+int sparse_map_next(struct sparse_map *map, struct sparse_map_range *range);
+
+/* Restart the iteration at offset (0 <= offset <= size). */
+int sparse_map_seek(struct sparse_map *map, int64_t offset);
+
+/* The backend in use: never SPARSE_MAP_BACKEND_AUTO. */
+enum sparse_map_backend sparse_map_get_backend(const struct sparse_map *map);
+
+/* The file size taken at sparse_map_open(); ranges end there. */
+int64_t sparse_map_size(const struct sparse_map *map);
+
+/* "auto", "seek", "fiemap" or "scan"; NULL for a value outside the enum. */
+const char *sparse_map_backend_name(enum sparse_map_backend backend);
+
+/* Free the map and put fd back at the file offset it had at open; NULL is a no-op. */
+void sparse_map_close(struct sparse_map *map);
+
+/* lseek(2) with SPARSE_MAP_SEEK_DATA or SPARSE_MAP_SEEK_HOLE on any file
+ * system: the new file offset, or -1 with errno set. */
+int64_t sparse_map_lseek(int fd, int64_t offset, int whence);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPARSE_MAP_H */

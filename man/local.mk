@@ -1,0 +1,1 @@
+# Rules for man/, included by the top-level Makefile.am.
