@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SEEK: lseek(2) SEEK_DATA and SEEK_HOLE.  Two system calls per data range:
+ * the SEEK_DATA that ends a hole also says where the next data starts, and
+ * that answer is kept so the data range needs only its SEEK_HOLE.
+ *
+ * Where the file system has no hole information the kernel answers "all
+ * data, hole at EOF": true, if coarse, so this backend is safe everywhere
+ * it runs; probe.c decides whether it is also useful.
+ */
+#include "config.h"
+
+#include <errno.h>
+
+#include "sparse-map-private.h"
+
+struct seek_state {
+	int64_t data_at;	/* where the last SEEK_DATA found data, or -1 */
+};
+
+static int seek_usable(struct sparse_map *map)
+{
+	int64_t r;
+
+	if (map->size == 0)
+		return 0;
+	r = sm_map_lseek(map, 0, SEEK_HOLE);
+	if (r >= 0 || r == -ENXIO)	/* ENXIO: the file shrank to 0 meanwhile */
+		return 0;
+	if (r == -EINVAL || r == -EOPNOTSUPP || r == -ENOTTY || r == -ENOSYS)
+		return -EOPNOTSUPP;
+	return (int)r;
+}
+
+static int seek_next(struct sparse_map *map, int64_t pos, struct sm_piece *piece)
+{
+	struct seek_state *st = map->backend_state;
+	int64_t data = st->data_at;
+	int64_t hole;
+
+	st->data_at = -1;
+	if (data != pos) {
+		data = sm_map_lseek(map, pos, SEEK_DATA);
+		if (data == -ENXIO) {
+			/* No data from pos to the end of the file as it is now. */
+			piece->end = map->size;
+			piece->kind = SPARSE_MAP_HOLE;
+			piece->flags = 0;
+			return 0;
+		}
+		if (data < 0)
+			return (int)data;
+		if (data > pos) {
+			st->data_at = data;
+			piece->end = data;
+			piece->kind = SPARSE_MAP_HOLE;
+			piece->flags = 0;
+			return 0;
+		}
+		/* data < pos breaks the lseek contract: believe only that
+		 * there may be data at pos. */
+	}
+
+	piece->kind = SPARSE_MAP_DATA;
+	piece->flags = 0;
+	hole = sm_map_lseek(map, pos, SEEK_HOLE);
+	if (hole == -ENXIO) {
+		/* The file now ends at or before pos: what is past EOF is hole. */
+		piece->end = map->size;
+		piece->kind = SPARSE_MAP_HOLE;
+		return 0;
+	}
+	if (hole < 0)
+		return (int)hole;
+	if (hole <= pos) {
+		/* Data a moment ago, a hole now: the file changed under us, or
+		 * the kernel contradicts itself.  Call one block data and go on;
+		 * that is never wrong, and it always moves forward. */
+		hole = pos - pos % map->blksize + map->blksize;
+	}
+	piece->end = hole;
+	return 0;
+}
+
+static int seek_init(struct sparse_map *map)
+{
+	struct seek_state *st = sm_sys_malloc(sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	st->data_at = -1;
+	map->backend_state = st;
+	return 0;
+}
+
+static void seek_reset(struct sparse_map *map)
+{
+	struct seek_state *st = map->backend_state;
+
+	st->data_at = -1;
+}
+
+static void seek_fini(struct sparse_map *map)
+{
+	sm_sys_free(map->backend_state);
+	map->backend_state = NULL;
+}
+
+const struct sm_backend sm_backend_seek = {
+	.id = SPARSE_MAP_BACKEND_SEEK,
+	.name = "seek",
+	.reads_data = false,
+	.usable = seek_usable,
+	.init = seek_init,
+	.next = seek_next,
+	.reset = seek_reset,
+	.fini = seek_fini,
+};

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The iterator.  A backend says what the bytes at one offset are; this file
+ * turns what it says into the contract: ranges cut at the size taken at
+ * open, holes read back under SPARSE_MAP_VERIFY, zero blocks found under
+ * SPARSE_MAP_ZEROES, and neighbours of one kind merged into one range.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sparse-map-private.h"
+
+int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence)
+{
+	map->offset_moved = true;
+	return sm_sys_lseek(map->fd, offset, whence);
+}
+
+static int64_t clamp_blksize(const struct stat *st)
+{
+	int64_t bs = (int64_t)st->st_blksize;
+
+	if (bs < 512)
+		return 512;
+	if (bs > SM_MAX_BLKSIZE)
+		return SM_MAX_BLKSIZE;
+	return bs;
+}
+
+static void map_free(struct sparse_map *map)
+{
+	if (map->backend && map->backend_state)
+		map->backend->fini(map);
+	sm_readbuf_free(map);
+	if (map->offset_moved)
+		(void)sm_sys_lseek(map->fd, map->saved_offset, SEEK_SET);
+	sm_sys_free(map);
+}
+
+/* Check fd and fill in what the backends need to know about the file. */
+static int map_describe(struct sparse_map *map)
+{
+	struct stat st;
+	int fl, r;
+
+	r = sm_sys_fstat(map->fd, &st);
+	if (r < 0)
+		return r;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return -ESPIPE;
+	fl = sm_sys_getfl(map->fd);
+	if (fl < 0)
+		return fl;
+#ifdef O_PATH
+	if (fl & O_PATH)
+		return -EBADF;	/* no reads, seeks or ioctls on it */
+#endif
+	map->readable = (fl & O_ACCMODE) != O_WRONLY;
+	map->is_blockdev = S_ISBLK(st.st_mode);
+	map->blksize = clamp_blksize(&st);
+	map->st_blocks = (int64_t)st.st_blocks;
+	if (map->is_blockdev) {
+		int64_t size = sm_sys_blkdev_size(map->fd);
+
+		if (size < 0)
+			return (int)size;
+		map->size = size;
+	} else {
+		map->size = (int64_t)st.st_size;
+	}
+	map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
+	if (map->saved_offset < 0)
+		return (int)map->saved_offset;
+	return 0;
+}
+
+SM_EXPORT int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned int flags,
+			      struct sparse_map **mapp)
+{
+	struct sparse_map *map;
+	int r;
+
+	if (!mapp)
+		return -EINVAL;
+	*mapp = NULL;
+	if ((unsigned int)backend > SPARSE_MAP_BACKEND_SCAN || (flags & ~SM_OPEN_FLAGS))
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+
+	map = sm_sys_malloc(sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	memset(map, 0, sizeof(*map));
+	map->fd = fd;
+	map->flags = flags;
+
+	r = map_describe(map);
+	if (r < 0)
+		goto fail;
+	if ((flags & (SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES)) && !map->readable) {
+		r = -EBADF;
+		goto fail;
+	}
+	if (flags & SPARSE_MAP_SYNC) {
+		r = sm_sys_fdatasync(fd);
+		/* EINVAL and EROFS: this file cannot be synced, so it has
+		 * nothing dirty that a sync would make visible. */
+		if (r < 0 && r != -EINVAL && r != -EROFS)
+			goto fail;
+	}
+	r = sm_choose_backend(map, backend);
+	if (r < 0)
+		goto fail;
+	r = map->backend->init(map);
+	if (r < 0)
+		goto fail;
+	*mapp = map;
+	return 0;
+fail:
+	map_free(map);
+	return r;
+}
+
+SM_EXPORT void sparse_map_close(struct sparse_map *map)
+{
+	if (map)
+		map_free(map);
+}
+
+/* One piece of a backend range as VERIFY or ZEROES sees it after reading. */
+static int refine_piece(struct sparse_map *map, struct sparse_map_range *piece)
+{
+	struct sm_refine *rf = &map->refine;
+	int64_t end;
+	bool zero;
+	int r;
+
+	r = sm_zero_run(map, rf->pos, rf->lo, rf->end, &zero, &end);
+	if (r < 0)
+		return r;
+	piece->offset = rf->pos;
+	piece->length = end - rf->pos;
+	if (rf->kind == SPARSE_MAP_HOLE) {
+		/* VERIFY: what does not read back as zeroes is data. */
+		piece->kind = zero ? SPARSE_MAP_HOLE : SPARSE_MAP_DATA;
+		piece->flags = zero ? rf->flags : 0;
+	} else {
+		/* ZEROES: what reads back as zeroes is a hole after all. */
+		piece->kind = zero ? SPARSE_MAP_HOLE : SPARSE_MAP_DATA;
+		piece->flags = zero ? SPARSE_MAP_RANGE_ZEROES : rf->flags;
+	}
+	rf->pos = end;
+	rf->active = end < rf->end;
+	return 1;
+}
+
+static bool needs_reading(const struct sparse_map *map, enum sparse_map_kind kind)
+{
+	if (map->backend->reads_data)
+		return false;	/* SCAN has read it already */
+	if (kind == SPARSE_MAP_HOLE)
+		return map->flags & SPARSE_MAP_VERIFY;
+	return map->flags & SPARSE_MAP_ZEROES;
+}
+
+/* The next piece from map->pos, not merged with its neighbours: 1, 0 at the end, or -errno. */
+int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece)
+{
+	struct sm_piece p;
+	int64_t pos = map->pos;
+	int r;
+
+	if (map->refine.active)
+		return refine_piece(map, piece);
+	if (pos >= map->size)
+		return 0;
+	r = map->backend->next(map, pos, &p);
+	if (r < 0)
+		return r;
+	if (p.end <= pos || (p.kind != SPARSE_MAP_DATA && p.kind != SPARSE_MAP_HOLE))
+		return -EIO;	/* a backend that does not move forward is broken */
+	if (p.end > map->size)
+		p.end = map->size;
+	map->pos = p.end;
+
+	if (needs_reading(map, p.kind)) {
+		map->refine = (struct sm_refine){
+			.lo = pos, .pos = pos, .end = p.end,
+			.kind = p.kind, .flags = p.flags, .active = true,
+		};
+		return refine_piece(map, piece);
+	}
+	piece->offset = pos;
+	piece->length = p.end - pos;
+	piece->kind = p.kind;
+	piece->flags = p.flags;
+	return 1;
+}
+
+SM_EXPORT int sparse_map_next(struct sparse_map *map, struct sparse_map_range *range)
+{
+	struct sparse_map_range cur, nxt;
+	int r;
+
+	if (!map || !range)
+		return -EINVAL;
+	if (map->lookahead.full) {
+		cur = map->lookahead.range;
+		map->lookahead.full = false;
+	} else {
+		r = sm_next_piece(map, &cur);
+		if (r <= 0)
+			return r;
+	}
+	/* Ranges are maximal: take pieces while they are of the same kind.
+	 * A flag stays only if it holds for every piece. */
+	for (;;) {
+		r = sm_next_piece(map, &nxt);
+		if (r < 0) {
+			/* Keep what we have; the next call goes on from here. */
+			map->lookahead.range = cur;
+			map->lookahead.full = true;
+			return r;
+		}
+		if (r == 0)
+			break;
+		if (nxt.kind != cur.kind) {
+			map->lookahead.range = nxt;
+			map->lookahead.full = true;
+			break;
+		}
+		cur.length += nxt.length;
+		cur.flags &= nxt.flags;
+	}
+	*range = cur;
+	return 1;
+}
+
+SM_EXPORT int sparse_map_seek(struct sparse_map *map, int64_t offset)
+{
+	if (!map || offset < 0)
+		return -EINVAL;
+	if (offset > map->size)
+		return -ENXIO;
+	map->pos = offset;
+	map->refine.active = false;
+	map->lookahead.full = false;
+	map->backend->reset(map);
+	sm_readbuf_reset(map);
+	return 0;
+}
+
+SM_EXPORT enum sparse_map_backend sparse_map_get_backend(const struct sparse_map *map)
+{
+	return map ? map->backend->id : SPARSE_MAP_BACKEND_AUTO;
+}
+
+SM_EXPORT int64_t sparse_map_size(const struct sparse_map *map)
+{
+	return map ? map->size : -EINVAL;
+}
+
+SM_EXPORT const char *sparse_map_backend_name(enum sparse_map_backend backend)
+{
+	switch (backend) {
+	case SPARSE_MAP_BACKEND_AUTO:
+		return "auto";
+	case SPARSE_MAP_BACKEND_SEEK:
+		return "seek";
+	case SPARSE_MAP_BACKEND_FIEMAP:
+		return "fiemap";
+	case SPARSE_MAP_BACKEND_SCAN:
+		return "scan";
+	}
+	return NULL;
+}

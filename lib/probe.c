@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which backend maps an fd.  A forced backend is checked and used; AUTO asks
+ * a few cheap questions and reads no file data:
+ *   1. SEEK, when SEEK_HOLE finds a hole before EOF, or when it finds none
+ *      and st_blocks agrees that every byte is allocated;
+ *   2. FIEMAP, when SEEK is missing or answers like the kernel's generic
+ *      stub (no hole, yet st_blocks * 512 < size), and FIEMAP answers with
+ *      something that agrees with st_blocks;
+ *   3. SCAN otherwise, or for a block device, which no file system maps.
+ * SPARSE_MAP_BACKEND=seek|fiemap|scan stands in for a forced backend where
+ * the caller asked for AUTO; SPARSE_MAP_DEBUG=1 prints the reasoning.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sparse-map-private.h"
+
+static const struct sm_backend *const backends[] = {
+	[SPARSE_MAP_BACKEND_AUTO] = NULL,
+#ifdef SM_HAVE_SEEK
+	[SPARSE_MAP_BACKEND_SEEK] = &sm_backend_seek,
+#endif
+#ifdef SM_HAVE_FIEMAP
+	[SPARSE_MAP_BACKEND_FIEMAP] = &sm_backend_fiemap,
+#endif
+	[SPARSE_MAP_BACKEND_SCAN] = &sm_backend_scan,
+};
+
+static const char *env(const char *name)
+{
+#if defined(HAVE_SECURE_GETENV)
+	return secure_getenv(name);
+#elif defined(HAVE___SECURE_GETENV)
+	return __secure_getenv(name);
+#else
+	if (getuid() != geteuid() || getgid() != getegid())
+		return NULL;
+	return getenv(name);
+#endif
+}
+
+void sm_debug(const struct sparse_map *map, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!map->debug)
+		return;
+	fprintf(stderr, "sparse_map: fd %d: ", map->fd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int use(struct sparse_map *map, enum sparse_map_backend id, const char *why)
+{
+	map->backend = backends[id];
+	sm_debug(map, "%s: %s", map->backend->name, why);
+	return 0;
+}
+
+static int force(struct sparse_map *map, enum sparse_map_backend id)
+{
+	const struct sm_backend *b = backends[id];
+	int r;
+
+	if (!b) {
+		sm_debug(map, "%s: not built for this platform", sparse_map_backend_name(id));
+		return -EOPNOTSUPP;
+	}
+	if (b->reads_data && !map->readable) {
+		sm_debug(map, "%s: fd is not open for reading", b->name);
+		return -EBADF;
+	}
+	r = b->usable(map);
+	if (r < 0) {
+		sm_debug(map, "%s: cannot map this file (%s)", b->name, strerror(-r));
+		return r;
+	}
+	return use(map, id, "forced");
+}
+
+/* The backend named by SPARSE_MAP_BACKEND, or AUTO. */
+static enum sparse_map_backend backend_from_env(const struct sparse_map *map)
+{
+	const char *v = env("SPARSE_MAP_BACKEND");
+
+	if (!v || !*v)
+		return SPARSE_MAP_BACKEND_AUTO;
+	for (int id = SPARSE_MAP_BACKEND_AUTO; id <= SPARSE_MAP_BACKEND_SCAN; id++)
+		if (strcmp(v, sparse_map_backend_name(id)) == 0)
+			return id;
+	sm_debug(map, "SPARSE_MAP_BACKEND=%s is not auto, seek, fiemap or scan; ignored", v);
+	return SPARSE_MAP_BACKEND_AUTO;
+}
+
+static int probe(struct sparse_map *map)
+{
+	bool seek_says_all_data = false;
+	bool allocated = map->st_blocks * 512 >= map->size;
+	int r;
+
+	if (map->size == 0) {
+		/* Nothing to map: any backend yields no range. */
+		for (int id = SPARSE_MAP_BACKEND_SEEK; id <= SPARSE_MAP_BACKEND_SCAN; id++)
+			if (backends[id])
+				return use(map, id, "empty file");
+	}
+	if (map->is_blockdev)
+		goto scan;
+
+	if (backends[SPARSE_MAP_BACKEND_SEEK]) {
+		int64_t hole = sm_map_lseek(map, 0, SEEK_HOLE);
+
+		if (hole >= 0 && hole < map->size)
+			return use(map, SPARSE_MAP_BACKEND_SEEK, "SEEK_HOLE finds a hole before EOF");
+		if (hole >= 0 && allocated)
+			return use(map, SPARSE_MAP_BACKEND_SEEK,
+				   "no hole before EOF, and st_blocks says every byte is stored");
+		if (hole >= 0) {
+			seek_says_all_data = true;
+			sm_debug(map, "seek: SEEK_HOLE(0) is EOF but st_blocks * 512 = %lld < size %lld: "
+				 "the generic stub?", (long long)map->st_blocks * 512,
+				 (long long)map->size);
+		} else if (hole == -EINVAL || hole == -EOPNOTSUPP || hole == -ENOTTY ||
+			   hole == -ENOSYS || hole == -ENXIO) {
+			sm_debug(map, "seek: unsupported here (%s)", strerror((int)-hole));
+		} else {
+			return (int)hole;
+		}
+	}
+
+	if (backends[SPARSE_MAP_BACKEND_FIEMAP]) {
+		r = sm_backend_fiemap.usable(map);
+		if (r > 0 || (r == 0 && map->st_blocks == 0))
+			return use(map, SPARSE_MAP_BACKEND_FIEMAP,
+				   "FIEMAP answers, and agrees with st_blocks");
+		if (r == 0)
+			sm_debug(map, "fiemap: no extent, yet st_blocks is %lld: not trusted",
+				 (long long)map->st_blocks);
+		else if (r == -EOPNOTSUPP)
+			sm_debug(map, "fiemap: unsupported here");
+		else
+			return r;
+	}
+
+scan:
+	if (map->readable)
+		return use(map, SPARSE_MAP_BACKEND_SCAN,
+			   map->is_blockdev ? "a block device: only its bytes say where zeroes are"
+					    : "no backend reports holes here: read the file");
+	if (seek_says_all_data)
+		return use(map, SPARSE_MAP_BACKEND_SEEK,
+			   "cannot read the fd: SEEK's answer, all data, is safe");
+	sm_debug(map, "nothing can map this fd without reading it, and it is not open for reading");
+	return -EBADF;
+}
+
+int sm_choose_backend(struct sparse_map *map, enum sparse_map_backend requested)
+{
+	const char *dbg = env("SPARSE_MAP_DEBUG");
+
+	map->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+	if (requested == SPARSE_MAP_BACKEND_AUTO) {
+		requested = backend_from_env(map);
+		if (requested != SPARSE_MAP_BACKEND_AUTO)
+			sm_debug(map, "SPARSE_MAP_BACKEND=%s", sparse_map_backend_name(requested));
+	}
+	if (requested != SPARSE_MAP_BACKEND_AUTO)
+		return force(map, requested);
+	return probe(map);
+}

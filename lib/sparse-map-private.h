@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by the files of lib/.  Who owns what:
+ *   map.c            the public iterator and its contract (tiling, merging, VERIFY/ZEROES)
+ *   probe.c          which backend serves an fd (AUTO, SPARSE_MAP_BACKEND, SPARSE_MAP_DEBUG)
+ *   backend-seek.c   lseek SEEK_DATA / SEEK_HOLE
+ *   backend-fiemap.c Linux FS_IOC_FIEMAP
+ *   backend-scan.c   reading the file
+ *   zeroes.c         the block-by-block zero test used by SCAN, VERIFY and ZEROES
+ *   lseek.c          sparse_map_lseek()
+ *   sys.c            every system call and allocation the library makes
+ */
+#ifndef SPARSE_MAP_PRIVATE_H
+#define SPARSE_MAP_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "sparse_map.h"
+
+#define SM_EXPORT __attribute__((visibility("default")))
+
+#define SM_OPEN_FLAGS (SPARSE_MAP_SYNC | SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES)
+
+/* What a backend says about the bytes from one offset on: [offset, end). */
+struct sm_piece {
+	int64_t end;
+	enum sparse_map_kind kind;
+	uint32_t flags;
+};
+
+/*
+ * A backend.  next() describes the bytes that start at pos (0 <= pos < size):
+ * it must return a piece with end > pos, and it may say "data" whenever it is
+ * unsure.  Pieces need not be maximal, and they may run past size (map.c cuts
+ * them).  Errors are -errno.
+ */
+struct sm_backend {
+	enum sparse_map_backend id;
+	const char *name;
+	bool reads_data;	/* needs an fd open for reading */
+	/* 0 if this backend can map the file, -EOPNOTSUPP if it cannot, -errno on failure. */
+	int (*usable)(struct sparse_map *map);
+	int (*init)(struct sparse_map *map);
+	int (*next)(struct sparse_map *map, int64_t pos, struct sm_piece *piece);
+	/* Forget what is cached: the file may have changed since. */
+	void (*reset)(struct sparse_map *map);
+	void (*fini)(struct sparse_map *map);
+};
+
+extern const struct sm_backend sm_backend_seek;
+extern const struct sm_backend sm_backend_fiemap;
+extern const struct sm_backend sm_backend_scan;
+
+/* What VERIFY or ZEROES is in the middle of re-reading: [pos, end) of a backend piece. */
+struct sm_refine {
+	int64_t lo;		/* where the backend piece began */
+	int64_t pos;
+	int64_t end;
+	enum sparse_map_kind kind;
+	uint32_t flags;
+	bool active;
+};
+
+/* The buffer of file bytes that zeroes.c reads into: [off, off + len) of the file. */
+struct sm_readbuf {
+	unsigned char *data;
+	size_t size;		/* allocated, a multiple of blksize */
+	int64_t off;
+	size_t len;		/* bytes read; past them the file had ended */
+	bool valid;
+};
+
+struct sparse_map {
+	int fd;
+	unsigned int flags;
+	const struct sm_backend *backend;
+	void *backend_state;
+
+	int64_t size;		/* fstat size at open (device size for a block device) */
+	int64_t blksize;	/* st_blksize, clamped to [512, SM_MAX_BLKSIZE] */
+	int64_t st_blocks;
+	bool is_blockdev;
+	bool readable;
+
+	/* The file offset at open, put back at close if anything moved it. */
+	int64_t saved_offset;
+	bool offset_moved;
+
+	/* Iteration state: the next raw piece starts at pos. */
+	int64_t pos;
+	struct sm_refine refine;
+	struct sm_range_slot {
+		struct sparse_map_range range;
+		bool full;
+	} lookahead;
+
+	struct sm_readbuf buf;
+	bool debug;
+};
+
+#define SM_MAX_BLKSIZE (1 << 20)
+
+/* map.c */
+int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece);
+int sm_map_create(int fd, enum sparse_map_backend backend, unsigned int flags,
+		  struct sparse_map **mapp);
+
+/* probe.c */
+int sm_choose_backend(struct sparse_map *map, enum sparse_map_backend requested);
+void sm_debug(const struct sparse_map *map, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* zeroes.c: from pos, the run of blocks that are all zero (or all not), within [lo, hi). */
+int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
+		bool *zero, int64_t *run_end);
+void sm_readbuf_reset(struct sparse_map *map);
+void sm_readbuf_free(struct sparse_map *map);
+
+/* sys.c: each returns -errno on failure and retries EINTR. */
+int sm_sys_fstat(int fd, struct stat *st);
+int sm_sys_getfl(int fd);
+int64_t sm_sys_lseek(int fd, int64_t offset, int whence);
+ssize_t sm_sys_pread(int fd, void *buf, size_t len, int64_t offset);
+int sm_sys_fdatasync(int fd);
+int sm_sys_ioctl(int fd, unsigned long request, void *arg);
+int64_t sm_sys_blkdev_size(int fd);
+void *sm_sys_malloc(size_t size);
+void *sm_sys_aligned_alloc(size_t align, size_t size);
+void sm_sys_free(void *ptr);
+
+/* lseek on the map's fd, remembering that the file offset must be put back. */
+int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence);
+
+#endif /* SPARSE_MAP_PRIVATE_H */

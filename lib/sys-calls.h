@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SM_CALL(name) is the C library's function (libc_name in sys.c) in a release build.  The test
+ * build (SM_FAULT_INJECTION) routes each call through a table that the tests
+ * may change, so a release library pays nothing for fault injection.
+ */
+#ifndef SPARSE_MAP_SYS_CALLS_H
+#define SPARSE_MAP_SYS_CALLS_H
+
+#ifdef SM_FAULT_INJECTION
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct sm_sys_table {
+	int (*fstat)(int fd, struct stat *st);
+	int (*getfl)(int fd);
+	off_t (*lseek)(int fd, off_t offset, int whence);
+	ssize_t (*pread)(int fd, void *buf, size_t len, off_t offset);
+	int (*fdatasync)(int fd);
+	int (*ioctl)(int fd, unsigned long request, void *arg);
+	void *(*malloc)(size_t size);
+	int (*posix_memalign)(void **p, size_t align, size_t size);
+};
+
+/* Starts as the C library's functions; tests/fault.c swaps entries. */
+extern struct sm_sys_table sm_sys_table;
+#define SM_CALL(name) (sm_sys_table.name)
+#else
+#define SM_CALL(name) libc_##name
+#endif
+
+#endif /* SPARSE_MAP_SYS_CALLS_H */

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Every system call and allocation of the library goes through here, so that
+ * EINTR is retried in one place, errors become -errno in one place, and the
+ * tests have one seam at which to inject faults.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef HAVE_LINUX_FS_H
+#include <linux/fs.h>
+#endif
+
+#include "sparse-map-private.h"
+#include "sys-calls.h"
+
+/* The C library's calls, with one fixed signature each (ioctl and fcntl
+ * differ between C libraries). */
+static int libc_fstat(int fd, struct stat *st) { return fstat(fd, st); }
+static int libc_getfl(int fd) { return fcntl(fd, F_GETFL); }
+static off_t libc_lseek(int fd, off_t off, int whence) { return lseek(fd, off, whence); }
+static ssize_t libc_pread(int fd, void *buf, size_t len, off_t off) { return pread(fd, buf, len, off); }
+static int libc_fdatasync(int fd) { return fdatasync(fd); }
+static int libc_ioctl(int fd, unsigned long req, void *arg) { return ioctl(fd, req, arg); }
+static void *libc_malloc(size_t size) { return malloc(size); }
+static int libc_posix_memalign(void **p, size_t align, size_t size) { return posix_memalign(p, align, size); }
+
+#ifdef SM_FAULT_INJECTION
+struct sm_sys_table sm_sys_table = {
+	.fstat = libc_fstat,
+	.getfl = libc_getfl,
+	.lseek = libc_lseek,
+	.pread = libc_pread,
+	.fdatasync = libc_fdatasync,
+	.ioctl = libc_ioctl,
+	.malloc = libc_malloc,
+	.posix_memalign = libc_posix_memalign,
+};
+#endif
+
+int sm_sys_fstat(int fd, struct stat *st)
+{
+	int r;
+
+	do
+		r = SM_CALL(fstat)(fd, st);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : 0;
+}
+
+int sm_sys_getfl(int fd)
+{
+	int r;
+
+	do
+		r = SM_CALL(getfl)(fd);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
+int64_t sm_sys_lseek(int fd, int64_t offset, int whence)
+{
+	off_t r;
+
+	if ((int64_t)(off_t)offset != offset)
+		return -EOVERFLOW;
+	do
+		r = SM_CALL(lseek)(fd, (off_t)offset, whence);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno > 0 ? -errno : -EIO;
+	return (int64_t)r;
+}
+
+/* Reads until len bytes are in or the file ends; returns the byte count. */
+ssize_t sm_sys_pread(int fd, void *buf, size_t len, int64_t offset)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = SM_CALL(pread)(fd, (char *)buf + done, len - done,
+					   (off_t)(offset + (int64_t)done));
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		if ((size_t)r > len - done)
+			return -EIO;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+int sm_sys_fdatasync(int fd)
+{
+	int r;
+
+	do
+		r = SM_CALL(fdatasync)(fd);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : 0;
+}
+
+int sm_sys_ioctl(int fd, unsigned long request, void *arg)
+{
+	int r;
+
+	do
+		r = SM_CALL(ioctl)(fd, request, arg);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
+/* The size of a block device, which fstat reports as 0. */
+int64_t sm_sys_blkdev_size(int fd)
+{
+#if defined(HAVE_LINUX_FS_H) && defined(BLKGETSIZE64)
+	uint64_t bytes = 0;
+	int r = sm_sys_ioctl(fd, BLKGETSIZE64, &bytes);
+
+	if (r < 0)
+		return r;
+	if (bytes > (uint64_t)INT64_MAX)
+		return -EOVERFLOW;
+	return (int64_t)bytes;
+#else
+	(void)fd;
+	return -EOPNOTSUPP;
+#endif
+}
+
+void *sm_sys_malloc(size_t size)
+{
+	return SM_CALL(malloc)(size);
+}
+
+void *sm_sys_aligned_alloc(size_t align, size_t size)
+{
+	void *p = NULL;
+
+	if (SM_CALL(posix_memalign)(&p, align, size) != 0)
+		return NULL;
+	return p;
+}
+
+void sm_sys_free(void *ptr)
+{
+	free(ptr);
+}
