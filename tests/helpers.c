@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static void die(const char *what)
+{
+	fprintf(stderr, "test helper: %s: %s\n", what, strerror(errno));
+	abort();
+}
+
+const char *th_dir(void)
+{
+	const char *d = getenv("SM_TEST_DIR");
+
+	return d && *d ? d : ".";
+}
+
+int th_create(const char *dir, char *path, size_t pathlen)
+{
+	int fd;
+
+	snprintf(path, pathlen, "%s/sm-test-XXXXXX", dir ? dir : th_dir());
+	fd = mkstemp(path);
+	if (fd < 0)
+		die("mkstemp");
+	return fd;
+}
+
+static void put(int fd, int64_t off, int64_t len, bool zero)
+{
+	static unsigned char buf[1 << 16];
+
+	while (len > 0) {
+		size_t n = len < (int64_t)sizeof(buf) ? (size_t)len : sizeof(buf);
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = zero ? 0 : (unsigned char)(1 + (off + (int64_t)i) % 251);
+		if (pwrite(fd, buf, n, off) != (ssize_t)n)
+			die("pwrite");
+		off += (int64_t)n;
+		len -= (int64_t)n;
+	}
+}
+
+void th_fill(int fd, int64_t off, int64_t len)
+{
+	put(fd, off, len, false);
+}
+
+void th_zero_fill(int fd, int64_t off, int64_t len)
+{
+	put(fd, off, len, true);
+}
+
+void th_truncate(int fd, int64_t size)
+{
+	if (ftruncate(fd, size) < 0)
+		die("ftruncate");
+}
+
+bool th_fallocate(int fd, int mode, int64_t off, int64_t len)
+{
+	if (fallocate(fd, mode, off, len) == 0)
+		return true;
+	if (errno == EOPNOTSUPP || errno == ENOSYS)
+		return false;
+	die("fallocate");
+	return false;
+}
+
+int64_t th_blksize(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		die("fstat");
+	return st.st_blksize < 512 ? 512 : st.st_blksize;
+}
+
+bool th_is_root(void)
+{
+	return geteuid() == 0;
+}
+
+/* Layouts ------------------------------------------------------------------ */
+
+static void l_empty(int fd, int64_t blk) { (void)fd; (void)blk; }
+static void l_one_byte(int fd, int64_t blk) { (void)blk; th_fill(fd, 0, 1); }
+static void l_block_minus_1(int fd, int64_t blk) { th_fill(fd, 0, blk - 1); }
+static void l_block(int fd, int64_t blk) { th_fill(fd, 0, blk); }
+static void l_block_plus_1(int fd, int64_t blk) { th_fill(fd, 0, blk + 1); }
+
+static void l_hole_data(int fd, int64_t blk)
+{
+	th_fill(fd, 16 * blk, 16 * blk);
+}
+
+static void l_data_hole(int fd, int64_t blk)
+{
+	th_fill(fd, 0, 16 * blk);
+	th_truncate(fd, 48 * blk);
+}
+
+static void l_hole_data_hole_data(int fd, int64_t blk)
+{
+	th_fill(fd, 8 * blk, 8 * blk);
+	th_fill(fd, 32 * blk, 3 * blk + 100);	/* ends inside a block */
+}
+
+/* More than two FIEMAP batches of extents: 1500 runs of one block. */
+static void l_fragmented(int fd, int64_t blk)
+{
+	for (int i = 0; i < 1500; i++)
+		th_fill(fd, (int64_t)i * 4 * blk + blk, blk);
+	th_truncate(fd, 1500 * 4 * blk + 2 * blk);
+}
+
+/* Preallocated space, with writes inside it that are not synced. */
+static void l_prealloc_dirty(int fd, int64_t blk)
+{
+	if (!th_fallocate(fd, 0, 0, 64 * blk)) {
+		th_truncate(fd, 64 * blk);
+	}
+	th_fill(fd, 8 * blk, 2 * blk);
+	th_fill(fd, 40 * blk + 17, 100);
+}
+
+/* Preallocated past EOF (KEEP_SIZE) behind a hole. */
+static void l_prealloc_keep_size(int fd, int64_t blk)
+{
+	th_fill(fd, 0, 4 * blk);
+	th_truncate(fd, 32 * blk);
+	th_fallocate(fd, 1 /* FALLOC_FL_KEEP_SIZE */, 16 * blk, 64 * blk);
+}
+
+/* 16 GiB logical size, data on both sides of 4 GiB and at the very end. */
+static void l_past_4g(int fd, int64_t blk)
+{
+	const int64_t g = 1LL << 30;
+
+	th_fill(fd, 4 * g - 2 * blk, 4 * blk);
+	th_fill(fd, 8 * g + 1, 10);
+	th_fill(fd, 16 * g - blk, blk);
+}
+
+static void l_punched(int fd, int64_t blk)
+{
+	th_fill(fd, 0, 64 * blk);
+	if (fallocate(fd, 0x02 | 0x01 /* PUNCH_HOLE | KEEP_SIZE */, 16 * blk, 16 * blk) < 0) {
+		if (errno != EOPNOTSUPP)
+			die("punch");
+		th_zero_fill(fd, 16 * blk, 16 * blk);
+	}
+}
+
+/* Written zeroes: allocated, yet all zero (for SPARSE_MAP_ZEROES). */
+static void l_written_zeroes(int fd, int64_t blk)
+{
+	th_fill(fd, 0, 2 * blk);
+	th_zero_fill(fd, 2 * blk, 8 * blk);
+	th_fill(fd, 10 * blk, blk);
+}
+
+const struct th_layout th_layouts[] = {
+	{ "empty", l_empty, false },
+	{ "one-byte", l_one_byte, false },
+	{ "block-1", l_block_minus_1, false },
+	{ "block", l_block, false },
+	{ "block+1", l_block_plus_1, false },
+	{ "hole-data", l_hole_data, false },
+	{ "data-hole", l_data_hole, false },
+	{ "hole-data-hole-data", l_hole_data_hole_data, false },
+	{ "fragmented", l_fragmented, false },
+	{ "prealloc-dirty", l_prealloc_dirty, true },
+	{ "prealloc-keep-size", l_prealloc_keep_size, true },
+	{ "past-4g", l_past_4g, false },
+	{ "punched", l_punched, false },
+	{ "written-zeroes", l_written_zeroes, false },
+};
+const size_t th_nlayouts = sizeof(th_layouts) / sizeof(th_layouts[0]);
+
+/* Maps --------------------------------------------------------------------- */
+
+int th_collect(int fd, enum sparse_map_backend backend, unsigned int flags,
+	       int64_t start, struct th_map *out)
+{
+	struct sparse_map *map;
+	struct sparse_map_range r;
+	size_t cap = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = sparse_map_open(fd, backend, flags, &map);
+	if (rc < 0)
+		return rc;
+	out->size = sparse_map_size(map);
+	out->backend = sparse_map_get_backend(map);
+	if (start)
+		rc = sparse_map_seek(map, start);
+	while (rc >= 0 && (rc = sparse_map_next(map, &r)) == 1) {
+		if (out->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			out->r = realloc(out->r, cap * sizeof(*out->r));
+			if (!out->r)
+				die("realloc");
+		}
+		out->r[out->n++] = r;
+	}
+	sparse_map_close(map);
+	if (rc < 0)
+		th_map_free(out);
+	return rc < 0 ? rc : 0;
+}
+
+void th_map_free(struct th_map *m)
+{
+	free(m->r);
+	m->r = NULL;
+	m->n = 0;
+}
+
+static char msg[4096];
+
+const char *th_describe(const struct th_map *m)
+{
+	static char text[2048];
+	size_t used = 0;
+
+	used += (size_t)snprintf(text, sizeof(text), "%s size %lld:",
+				 sparse_map_backend_name(m->backend), (long long)m->size);
+	for (size_t i = 0; i < m->n && used < sizeof(text) - 64; i++)
+		used += (size_t)snprintf(text + used, sizeof(text) - used, " %s[%lld,+%lld)%s",
+					 m->r[i].kind == SPARSE_MAP_DATA ? "D" : "H",
+					 (long long)m->r[i].offset, (long long)m->r[i].length,
+					 m->r[i].flags ? "*" : "");
+	if (used >= sizeof(text) - 64)
+		snprintf(text + sizeof(text) - 8, 8, " ...");
+	return text;
+}
+
+/* Offset of the first non-zero byte in [off, off+len), or -1. */
+static int64_t first_nonzero(int fd, int64_t off, int64_t len)
+{
+	/* Small enough that buffer and zeroes stay in cache: 1 MiB reads of
+	 * a hole ran six times slower here than 128 KiB ones. */
+	static unsigned char buf[1 << 17];
+	static const unsigned char zeroes[1 << 17];
+
+	while (len > 0) {
+		size_t want = len < (int64_t)sizeof(buf) ? (size_t)len : sizeof(buf);
+		ssize_t got = pread(fd, buf, want, off);
+
+		if (got < 0)
+			die("pread");
+		if (got == 0)
+			return -1;	/* past EOF reads as zeroes */
+		if (memcmp(buf, zeroes, (size_t)got) != 0)
+			for (ssize_t i = 0; i < got; i++)
+				if (buf[i])
+					return off + i;
+		off += got;
+		len -= got;
+	}
+	return -1;
+}
+
+/*
+ * The first non-zero byte in a reported hole, or -1.  A hole up to 64 MiB is
+ * read whole.  Reading a larger one would fill the page cache with zeroes
+ * (seconds per test), so of it we read the first and last MiB and whatever
+ * the kernel's own SEEK_DATA finds inside it; the tests that make such
+ * files also check the offsets they wrote.
+ */
+static int64_t hole_nonzero(int fd, int64_t off, int64_t len)
+{
+	const int64_t edge = 1 << 20;
+	int64_t end = off + len, at, nz;
+
+	if (len <= 64 * edge)
+		return first_nonzero(fd, off, len);
+	if ((nz = first_nonzero(fd, off, edge)) >= 0 ||
+	    (nz = first_nonzero(fd, end - edge, edge)) >= 0)
+		return nz;
+	for (at = off; at < end;) {
+		off_t data = lseek(fd, at, SEEK_DATA), hole;
+
+		if (data < 0 && errno == ENXIO)
+			return -1;
+		if (data < 0)
+			return first_nonzero(fd, at, end - at);	/* no SEEK_DATA here */
+		if (data >= end)
+			return -1;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0 || hole > end)
+			hole = end;
+		if ((nz = first_nonzero(fd, data, hole - data)) >= 0)
+			return nz;
+		at = hole > data ? hole : data + 1;
+	}
+	return -1;
+}
+
+const char *th_check_contract(int fd, const struct th_map *m, int64_t start)
+{
+	int64_t at = start;
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct sparse_map_range *r = &m->r[i];
+
+		if (r->offset != at) {
+			snprintf(msg, sizeof(msg), "range %zu starts at %lld, expected %lld (gap or overlap): %s",
+				 i, (long long)r->offset, (long long)at, th_describe(m));
+			return msg;
+		}
+		if (r->length <= 0) {
+			snprintf(msg, sizeof(msg), "range %zu has length %lld: %s", i,
+				 (long long)r->length, th_describe(m));
+			return msg;
+		}
+		if (r->kind != SPARSE_MAP_DATA && r->kind != SPARSE_MAP_HOLE) {
+			snprintf(msg, sizeof(msg), "range %zu has kind %d", i, (int)r->kind);
+			return msg;
+		}
+		if (i > 0 && m->r[i - 1].kind == r->kind) {
+			snprintf(msg, sizeof(msg), "ranges %zu and %zu are both %s: not maximal: %s",
+				 i - 1, i, r->kind == SPARSE_MAP_DATA ? "data" : "hole", th_describe(m));
+			return msg;
+		}
+		if (r->kind == SPARSE_MAP_DATA && r->flags) {
+			snprintf(msg, sizeof(msg), "data range %zu has flags %#x", i, r->flags);
+			return msg;
+		}
+		if (r->kind == SPARSE_MAP_HOLE) {
+			int64_t nz = hole_nonzero(fd, r->offset, r->length);
+
+			if (nz >= 0) {
+				snprintf(msg, sizeof(msg), "DATA LOSS: byte %lld is not zero but lies in hole [%lld,+%lld): %s",
+					 (long long)nz, (long long)r->offset, (long long)r->length, th_describe(m));
+				return msg;
+			}
+		}
+		at = r->offset + r->length;
+	}
+	if (at != (start < m->size ? m->size : start)) {
+		snprintf(msg, sizeof(msg), "ranges end at %lld, size is %lld: %s", (long long)at,
+			 (long long)m->size, th_describe(m));
+		return msg;
+	}
+	return NULL;
+}
+
+enum sparse_map_kind th_kind_at(const struct th_map *m, int64_t off)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct sparse_map_range *r = &m->r[mid];
+
+		if (off < r->offset)
+			hi = mid;
+		else if (off >= r->offset + r->length)
+			lo = mid + 1;
+		else
+			return r->kind;
+	}
+	return 0;
+}
+
+/* Is any byte of [off, off+len) data in m? */
+static bool any_data(const struct th_map *m, int64_t off, int64_t len)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct sparse_map_range *r = &m->r[i];
+
+		if (r->kind == SPARSE_MAP_DATA && r->offset < off + len && off < r->offset + r->length)
+			return true;
+	}
+	return false;
+}
+
+const char *th_compare_blocks(const struct th_map *a, const struct th_map *b, int64_t blk)
+{
+	size_t ia = 0, ib = 0;
+
+	if (a->size != b->size) {
+		snprintf(msg, sizeof(msg), "sizes differ: %lld and %lld", (long long)a->size,
+			 (long long)b->size);
+		return msg;
+	}
+	/* Walk the boundaries of both maps: only blocks that hold one can differ. */
+	while (ia < a->n || ib < b->n) {
+		int64_t next_a = ia < a->n ? a->r[ia].offset : INT64_MAX;
+		int64_t next_b = ib < b->n ? b->r[ib].offset : INT64_MAX;
+		int64_t at = next_a < next_b ? next_a : next_b;
+		int64_t block = at - at % blk;
+
+		for (int64_t blkoff = block - blk; blkoff <= block; blkoff += blk) {
+			if (blkoff < 0)
+				continue;
+			int64_t len = blkoff + blk > a->size ? a->size - blkoff : blk;
+			if (len <= 0)
+				continue;
+			if (any_data(a, blkoff, len) != any_data(b, blkoff, len)) {
+				snprintf(msg, sizeof(msg), "block at %lld: %s calls it %s, %s calls it %s\n  %s\n",
+					 (long long)blkoff, sparse_map_backend_name(a->backend),
+					 any_data(a, blkoff, len) ? "data" : "hole",
+					 sparse_map_backend_name(b->backend),
+					 any_data(b, blkoff, len) ? "data" : "hole", th_describe(a));
+				size_t used = strlen(msg);
+				snprintf(msg + used, sizeof(msg) - used, "  %s", th_describe(b));
+				return msg;
+			}
+		}
+		if (next_a == at)
+			ia++;
+		if (next_b == at)
+			ib++;
+	}
+	return NULL;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the test programs: files of known layout, and the contract checker. */
+#ifndef SM_TEST_HELPERS_H
+#define SM_TEST_HELPERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sparse_map.h"
+
+#define TH_SKIP 77	/* what automake calls a skipped test */
+
+/* A collected map: every range sparse_map_next() gave, in order. */
+struct th_map {
+	struct sparse_map_range *r;
+	size_t n;
+	int64_t size;
+	enum sparse_map_backend backend;
+};
+
+/* A file layout: build() writes it into an empty file; blk is st_blksize. */
+struct th_layout {
+	const char *name;
+	void (*build)(int fd, int64_t blk);
+	bool prealloc;		/* uses fallocate: backends may differ there */
+};
+extern const struct th_layout th_layouts[];
+extern const size_t th_nlayouts;
+
+/* The directory test files go in: $SM_TEST_DIR, else the current directory. */
+const char *th_dir(void);
+/* A new empty file in dir (th_dir() if NULL), opened O_RDWR; its path in path. */
+int th_create(const char *dir, char *path, size_t pathlen);
+/* pwrite len bytes of a non-zero pattern at off; aborts on failure. */
+void th_fill(int fd, int64_t off, int64_t len);
+void th_zero_fill(int fd, int64_t off, int64_t len);
+void th_truncate(int fd, int64_t size);
+/* fallocate; returns false (and does nothing) where the file system lacks it. */
+bool th_fallocate(int fd, int mode, int64_t off, int64_t len);
+int64_t th_blksize(int fd);
+
+/* Map fd from offset start with the given backend and flags: 0 or -errno. */
+int th_collect(int fd, enum sparse_map_backend backend, unsigned int flags,
+	       int64_t start, struct th_map *out);
+void th_map_free(struct th_map *m);
+
+/* NULL when the map keeps the contract for the file as it is now: ranges tile
+ * [start, size) in order, are maximal, every hole reads back as zeroes and
+ * every non-zero byte lies in a data range.  Otherwise what is wrong. */
+const char *th_check_contract(int fd, const struct th_map *m, int64_t start);
+
+/* NULL when a and b call the same blocks data (a block is data if any of its
+ * bytes is in a data range); otherwise the first block they disagree on. */
+const char *th_compare_blocks(const struct th_map *a, const struct th_map *b, int64_t blk);
+
+/* Kind of the byte at off in m, or 0 if no range holds it. */
+enum sparse_map_kind th_kind_at(const struct th_map *m, int64_t off);
+
+/* The map as text, for failure messages. */
+const char *th_describe(const struct th_map *m);
+
+bool th_is_root(void);
+
+#endif

@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The iterator's contract on the file system the tests run on (SM_TEST_DIR,
+ * else the build directory): every layout through every backend, with and
+ * without VERIFY and ZEROES; the backends against each other; restarts with
+ * sparse_map_seek(); the file offset; a file that changes while it is mapped;
+ * maps used from several threads at once.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static const enum sparse_map_backend backends[] = {
+	SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_BACKEND_SEEK,
+	SPARSE_MAP_BACKEND_FIEMAP, SPARSE_MAP_BACKEND_SCAN,
+};
+#define NBACKENDS 4
+static const unsigned int flag_sets[] = { 0, SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES, SPARSE_MAP_SYNC };
+#define NFLAGSETS 3
+
+static char path[4096];
+
+/*
+ * Reading a fresh 16 GiB hole on ext4 fills the page cache with zeroes at
+ * 1-3 GB/s; tmpfs reads holes from the zero page at 25 GB/s.  So the tests
+ * that read all of past-4g (SCAN) make it on tmpfs when there is one.
+ */
+static const char *dir_for(const struct th_layout *l, enum sparse_map_backend b)
+{
+	struct statfs sfs;
+
+	if (strcmp(l->name, "past-4g") == 0 && b == SPARSE_MAP_BACKEND_SCAN &&
+	    statfs("/dev/shm", &sfs) == 0 && sfs.f_type == TMPFS_MAGIC &&
+	    access("/dev/shm", W_OK) == 0)
+		return "/dev/shm";
+	return NULL;
+}
+
+static int make_file_in(const struct th_layout *l, const char *dir)
+{
+	int fd = th_create(dir, path, sizeof(path));
+
+	l->build(fd, th_blksize(fd));
+	return fd;
+}
+
+static int make_file(const struct th_layout *l)
+{
+	return make_file_in(l, NULL);
+}
+
+static void drop_file(int fd)
+{
+	close(fd);
+	unlink(path);
+}
+
+/* Map fd, or say why the backend cannot (only "not here" is allowed). */
+static bool collect_or_skip(int fd, enum sparse_map_backend b, unsigned int flags,
+			    int64_t start, struct th_map *m)
+{
+	int r = th_collect(fd, b, flags, start, m);
+
+	if (r == -EOPNOTSUPP && b != SPARSE_MAP_BACKEND_AUTO && b != SPARSE_MAP_BACKEND_SCAN)
+		return false;
+	ck_assert_msg(r == 0, "mapping with %s, flags %#x: expected 0, got %d (%s)",
+		      sparse_map_backend_name(b), flags, r, strerror(-r));
+	return true;
+}
+
+/* Contract points 1 and 2, for each layout, backend and set of flags. */
+START_TEST(test_layout_keeps_contract)
+{
+	const struct th_layout *l = &th_layouts[_i / (NBACKENDS * NFLAGSETS)];
+	enum sparse_map_backend b = backends[_i / NFLAGSETS % NBACKENDS];
+	unsigned int flags = flag_sets[_i % NFLAGSETS];
+	struct th_map m;
+	int fd;
+
+	bool big = strcmp(l->name, "past-4g") == 0;
+
+	if (big && flags != 0)
+		return;	/* reading 16 GiB of hole takes seconds: once per backend */
+	fd = make_file_in(l, dir_for(l, b));
+	if (collect_or_skip(fd, b, flags, 0, &m)) {
+		const char *err = th_check_contract(fd, &m, 0);
+
+		ck_assert_msg(err == NULL, "layout %s, backend %s, flags %#x: %s", l->name,
+			      sparse_map_backend_name(b), flags, err);
+		if (big) {
+			const int64_t g = 1LL << 30, blk = th_blksize(fd);
+			const int64_t written[] = { 4 * g - 2 * blk, 4 * g, 4 * g + 2 * blk - 1,
+						    8 * g + 1, 8 * g + 10, 16 * g - 1 };
+
+			for (size_t i = 0; i < sizeof(written) / sizeof(written[0]); i++)
+				ck_assert_msg(th_kind_at(&m, written[i]) == SPARSE_MAP_DATA,
+					      "%s: written byte %lld is not data: %s",
+					      sparse_map_backend_name(b), (long long)written[i],
+					      th_describe(&m));
+		}
+		ck_assert_msg(m.backend != SPARSE_MAP_BACKEND_AUTO, "get_backend said auto");
+		if (m.size == 0)
+			ck_assert_msg(m.n == 0, "an empty file gave %zu ranges", m.n);
+		th_map_free(&m);
+	}
+	drop_file(fd);
+}
+END_TEST
+
+/* Without preallocation the three backends agree, block for block; SCAN
+ * calls written zeroes holes, so it is matched with the others' ZEROES. */
+START_TEST(test_backends_agree)
+{
+	const struct th_layout *l = &th_layouts[_i];
+	struct th_map seek, fiemap, scan, seekz;
+	int64_t blk;
+	bool have_seek, have_fiemap;
+	const char *err;
+	int fd;
+
+	if (l->prealloc)
+		return;
+	fd = make_file_in(l, dir_for(l, SPARSE_MAP_BACKEND_SCAN));
+	blk = th_blksize(fd);
+	ck_assert(collect_or_skip(fd, SPARSE_MAP_BACKEND_SCAN, 0, 0, &scan));
+	have_seek = collect_or_skip(fd, SPARSE_MAP_BACKEND_SEEK, 0, 0, &seek);
+	have_fiemap = collect_or_skip(fd, SPARSE_MAP_BACKEND_FIEMAP, 0, 0, &fiemap);
+	if (have_seek && have_fiemap) {
+		err = th_compare_blocks(&seek, &fiemap, blk);
+		ck_assert_msg(err == NULL, "layout %s: %s", l->name, err);
+	}
+	if (have_seek) {
+		ck_assert(collect_or_skip(fd, SPARSE_MAP_BACKEND_SEEK, SPARSE_MAP_ZEROES, 0, &seekz));
+		err = th_compare_blocks(&seekz, &scan, blk);
+		ck_assert_msg(err == NULL, "layout %s: %s", l->name, err);
+		th_map_free(&seekz);
+		th_map_free(&seek);
+	}
+	if (have_fiemap)
+		th_map_free(&fiemap);
+	th_map_free(&scan);
+	drop_file(fd);
+}
+END_TEST
+
+/* Points 2 and 3: data written into preallocated space, not synced, is data;
+ * the rest of the preallocated space is a hole, marked UNWRITTEN by FIEMAP. */
+START_TEST(test_prealloc_unsynced_writes_are_data)
+{
+	enum sparse_map_backend b = backends[_i];
+	struct th_map m;
+	int64_t blk;
+	int fd = th_create(NULL, path, sizeof(path));
+
+	blk = th_blksize(fd);
+	if (!th_fallocate(fd, 0, 0, 64 * blk)) {
+		drop_file(fd);
+		return;
+	}
+	th_fill(fd, 8 * blk, 2 * blk);		/* dirty, in the page cache only */
+	th_fill(fd, 40 * blk + 17, 100);
+	if (collect_or_skip(fd, b, 0, 0, &m)) {
+		const char *err = th_check_contract(fd, &m, 0);
+
+		ck_assert_msg(err == NULL, "%s", err);
+		ck_assert_msg(th_kind_at(&m, 8 * blk) == SPARSE_MAP_DATA &&
+			      th_kind_at(&m, 10 * blk - 1) == SPARSE_MAP_DATA &&
+			      th_kind_at(&m, 40 * blk + 17) == SPARSE_MAP_DATA,
+			      "written blocks not data: %s", th_describe(&m));
+		ck_assert_msg(th_kind_at(&m, 20 * blk) == SPARSE_MAP_HOLE &&
+			      th_kind_at(&m, 63 * blk) == SPARSE_MAP_HOLE,
+			      "preallocated space not a hole: %s", th_describe(&m));
+		if (m.backend == SPARSE_MAP_BACKEND_FIEMAP) {
+			for (size_t i = 0; i < m.n; i++)
+				if (m.r[i].kind == SPARSE_MAP_HOLE)
+					ck_assert_msg(m.r[i].flags & SPARSE_MAP_RANGE_UNWRITTEN,
+						      "FIEMAP hole without UNWRITTEN: %s", th_describe(&m));
+		}
+		th_map_free(&m);
+	}
+	drop_file(fd);
+}
+END_TEST
+
+/* ZEROES turns written zero blocks into holes flagged ZEROES, and only those. */
+START_TEST(test_zeroes_flag_marks_written_zeroes)
+{
+	enum sparse_map_backend b = backends[_i];
+	struct th_map m;
+	int fd = th_create(NULL, path, sizeof(path));
+	int64_t blk = th_blksize(fd);
+
+	th_fill(fd, 0, 2 * blk);
+	th_zero_fill(fd, 2 * blk, 8 * blk);
+	th_fill(fd, 10 * blk, blk);
+	th_truncate(fd, 16 * blk);
+	if (collect_or_skip(fd, b, SPARSE_MAP_ZEROES, 0, &m)) {
+		const char *err = th_check_contract(fd, &m, 0);
+
+		ck_assert_msg(err == NULL, "%s", err);
+		ck_assert_msg(m.n == 4 && m.r[1].offset == 2 * blk && m.r[1].length == 8 * blk &&
+			      m.r[1].kind == SPARSE_MAP_HOLE,
+			      "expected D H D H with the hole at block 2..10: %s", th_describe(&m));
+		if (m.backend != SPARSE_MAP_BACKEND_SCAN)
+			ck_assert_msg(m.r[1].flags == SPARSE_MAP_RANGE_ZEROES,
+				      "written zeroes without RANGE_ZEROES: %s", th_describe(&m));
+		th_map_free(&m);
+	}
+	drop_file(fd);
+}
+END_TEST
+
+/* sparse_map_seek(): the map from any offset is the full map cut at it. */
+START_TEST(test_seek_restarts_at_offset)
+{
+	enum sparse_map_backend b = backends[_i];
+	struct th_map full, part;
+	int fd = make_file(&th_layouts[7]);	/* hole-data-hole-data */
+
+	ck_assert_str_eq(th_layouts[7].name, "hole-data-hole-data");
+	if (!collect_or_skip(fd, b, 0, 0, &full)) {
+		drop_file(fd);
+		return;
+	}
+	for (size_t i = 0; i <= full.n; i++) {
+		int64_t edge = i < full.n ? full.r[i].offset : full.size;
+
+		for (int64_t start = edge - 1; start <= edge + 1; start++) {
+			if (start < 0 || start > full.size)
+				continue;
+			ck_assert(collect_or_skip(fd, b, 0, start, &part));
+			const char *err = th_check_contract(fd, &part, start);
+			ck_assert_msg(err == NULL, "from %lld: %s", (long long)start, err);
+			for (size_t j = 0; j < part.n; j++) {
+				int64_t o = part.r[j].offset;
+				ck_assert_msg(th_kind_at(&full, o) == part.r[j].kind &&
+					      th_kind_at(&full, o + part.r[j].length - 1) == part.r[j].kind,
+					      "from %lld the map differs: %s", (long long)start,
+					      th_describe(&part));
+			}
+			th_map_free(&part);
+		}
+	}
+	th_map_free(&full);
+	drop_file(fd);
+}
+END_TEST
+
+START_TEST(test_seek_bounds)
+{
+	struct sparse_map *map;
+	struct sparse_map_range r;
+	int fd = make_file(&th_layouts[5]);	/* hole-data */
+	int64_t size;
+
+	ck_assert_int_eq(sparse_map_open(fd, backends[_i], 0, &map), 0);
+	size = sparse_map_size(map);
+	ck_assert_int_eq(sparse_map_seek(map, -1), -EINVAL);
+	ck_assert_int_eq(sparse_map_seek(map, INT64_MIN), -EINVAL);
+	ck_assert_int_eq(sparse_map_seek(map, size + 1), -ENXIO);
+	ck_assert_int_eq(sparse_map_seek(map, INT64_MAX), -ENXIO);
+	ck_assert_int_eq(sparse_map_seek(map, size), 0);
+	ck_assert_int_eq(sparse_map_next(map, &r), 0);
+	ck_assert_int_eq(sparse_map_seek(map, size - 1), 0);
+	ck_assert_int_eq(sparse_map_next(map, &r), 1);
+	ck_assert_int_eq(r.offset, size - 1);
+	ck_assert_int_eq(r.length, 1);
+	ck_assert_int_eq(r.kind, SPARSE_MAP_DATA);
+	ck_assert_int_eq(sparse_map_next(map, &r), 0);
+	ck_assert_int_eq(sparse_map_next(map, &r), 0);	/* stays at the end */
+	sparse_map_close(map);
+	drop_file(fd);
+}
+END_TEST
+
+/* Point 6: close puts the file offset back where open found it. */
+START_TEST(test_close_restores_file_offset)
+{
+	struct sparse_map *map;
+	struct sparse_map_range r;
+	int fd = make_file(&th_layouts[7]);
+
+	ck_assert_int_eq(lseek(fd, 12345, SEEK_SET), 12345);
+	int rc = sparse_map_open(fd, backends[_i], 0, &map);
+	if (rc == -EOPNOTSUPP) {
+		drop_file(fd);
+		return;
+	}
+	ck_assert_int_eq(rc, 0);
+	while (sparse_map_next(map, &r) == 1)
+		;
+	sparse_map_close(map);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 12345);
+	drop_file(fd);
+}
+END_TEST
+
+START_TEST(test_getters)
+{
+	struct sparse_map *map;
+	int fd = make_file(&th_layouts[6]);	/* data-hole */
+	struct stat st;
+
+	ck_assert_str_eq(sparse_map_backend_name(SPARSE_MAP_BACKEND_AUTO), "auto");
+	ck_assert_str_eq(sparse_map_backend_name(SPARSE_MAP_BACKEND_SEEK), "seek");
+	ck_assert_str_eq(sparse_map_backend_name(SPARSE_MAP_BACKEND_FIEMAP), "fiemap");
+	ck_assert_str_eq(sparse_map_backend_name(SPARSE_MAP_BACKEND_SCAN), "scan");
+	ck_assert_ptr_null(sparse_map_backend_name((enum sparse_map_backend)4));
+	ck_assert_ptr_null(sparse_map_backend_name((enum sparse_map_backend)-1));
+	ck_assert_int_eq(sparse_map_size(NULL), -EINVAL);
+	ck_assert_int_eq(sparse_map_get_backend(NULL), SPARSE_MAP_BACKEND_AUTO);
+	sparse_map_close(NULL);
+
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_SCAN, 0, &map), 0);
+	ck_assert_int_eq(sparse_map_get_backend(map), SPARSE_MAP_BACKEND_SCAN);
+	th_fill(fd, st.st_size, 4096);	/* grows after open: the snapshot stays */
+	ck_assert_int_eq(sparse_map_size(map), st.st_size);
+	sparse_map_close(map);
+	drop_file(fd);
+}
+END_TEST
+
+/* Point 9: the file shrinks, grows or gets a hole punched while mapped. */
+START_TEST(test_file_changes_during_iteration)
+{
+	enum sparse_map_backend b = backends[_i];
+	struct sparse_map *map;
+	struct sparse_map_range r;
+	int fd = th_create(NULL, path, sizeof(path));
+	int64_t blk = th_blksize(fd), at = 0, size;
+	int n = 0, rc;
+
+	for (int i = 0; i < 64; i++)
+		th_fill(fd, i * 4 * blk, 2 * blk);
+	rc = sparse_map_open(fd, b, 0, &map);
+	if (rc == -EOPNOTSUPP) {
+		drop_file(fd);
+		return;
+	}
+	ck_assert_int_eq(rc, 0);
+	size = sparse_map_size(map);
+	while ((rc = sparse_map_next(map, &r)) == 1) {
+		ck_assert_msg(r.offset == at && r.length > 0, "range [%lld,+%lld) after %lld",
+			      (long long)r.offset, (long long)r.length, (long long)at);
+		at = r.offset + r.length;
+		if (++n == 3)
+			th_truncate(fd, size / 2);		/* shrink */
+		if (n == 5)
+			th_fill(fd, size + blk, blk);		/* grow */
+		if (n == 7)
+			th_fallocate(fd, 0x03, at, 8 * blk);	/* punch ahead */
+		if (r.kind == SPARSE_MAP_DATA || r.offset + r.length <= size / 2)
+			continue;
+		/* A hole reported past the new EOF is right: those bytes are gone. */
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(at, size);
+	sparse_map_close(map);
+	drop_file(fd);
+}
+END_TEST
+
+/* Point 10: distinct maps on distinct threads at once. */
+struct worker {
+	int fd;
+	enum sparse_map_backend backend;
+	const struct th_map *expect;
+	int failures;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+
+	for (int i = 0; i < 50; i++) {
+		struct th_map m;
+
+		if (th_collect(w->fd, w->backend, 0, 0, &m) != 0) {
+			w->failures++;
+			continue;
+		}
+		if (m.n != w->expect->n ||
+		    memcmp(m.r, w->expect->r, m.n * sizeof(*m.r)) != 0)
+			w->failures++;
+		th_map_free(&m);
+	}
+	return NULL;
+}
+
+START_TEST(test_threads_map_independently)
+{
+	struct worker w[4];
+	pthread_t t[4];
+	struct th_map expect[4];
+	char paths[4][4096];
+
+	for (int i = 0; i < 4; i++) {
+		int fd = th_create(NULL, paths[i], sizeof(paths[i]));
+		int64_t blk = th_blksize(fd);
+
+		for (int j = 0; j < 40; j++)
+			th_fill(fd, (int64_t)j * (i + 2) * blk, blk);
+		w[i].fd = open(paths[i], O_RDONLY);	/* an fd of its own: offsets apart */
+		close(fd);
+		w[i].backend = i == 3 ? SPARSE_MAP_BACKEND_SCAN : SPARSE_MAP_BACKEND_AUTO;
+		ck_assert_int_eq(th_collect(w[i].fd, w[i].backend, 0, 0, &expect[i]), 0);
+		w[i].expect = &expect[i];
+		w[i].failures = 0;
+	}
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, worker_run, &w[i]), 0);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_msg(w[i].failures == 0, "thread %d: %d maps differed", i, w[i].failures);
+		th_map_free(&expect[i]);
+		close(w[i].fd);
+		unlink(paths[i]);
+	}
+}
+END_TEST
+
+/* Point 5: the environment overrides AUTO only, and DEBUG explains. */
+START_TEST(test_env_overrides_auto)
+{
+	struct sparse_map *map;
+	int fd = make_file(&th_layouts[5]);
+	char log[4096], text[4096] = "";
+	int logfd, saved;
+	ssize_t n;
+
+	setenv("SPARSE_MAP_BACKEND", "scan", 1);
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map), 0);
+	ck_assert_int_eq(sparse_map_get_backend(map), SPARSE_MAP_BACKEND_SCAN);
+	sparse_map_close(map);
+	/* A caller's explicit choice wins over the environment. */
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_SEEK, 0, &map) == 0 ||
+			 sparse_map_open(fd, SPARSE_MAP_BACKEND_FIEMAP, 0, &map) == 0, 1);
+	ck_assert_int_ne(sparse_map_get_backend(map), SPARSE_MAP_BACKEND_SCAN);
+	sparse_map_close(map);
+	setenv("SPARSE_MAP_BACKEND", "bogus", 1);
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map), 0);
+	ck_assert_int_ne(sparse_map_get_backend(map), SPARSE_MAP_BACKEND_AUTO);
+	sparse_map_close(map);
+
+	/* SPARSE_MAP_DEBUG=1 prints the probe's reasoning on stderr. */
+	unsetenv("SPARSE_MAP_BACKEND");
+	setenv("SPARSE_MAP_DEBUG", "1", 1);
+	logfd = th_create(NULL, log, sizeof(log));
+	saved = dup(2);
+	dup2(logfd, 2);
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map), 0);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(logfd, text, sizeof(text) - 1, 0);
+	ck_assert_int_gt(n, 0);
+	ck_assert_msg(strstr(text, "sparse_map: fd ") &&
+		      strstr(text, sparse_map_backend_name(sparse_map_get_backend(map))),
+		      "debug output lacks the choice: %s", text);
+	sparse_map_close(map);
+	unsetenv("SPARSE_MAP_DEBUG");
+	close(logfd);
+	unlink(log);
+	drop_file(fd);
+}
+END_TEST
+
+static Suite *map_suite(void)
+{
+	Suite *s = suite_create("map");
+	TCase *tc = tcase_create("contract");
+
+	tcase_set_timeout(tc, 600);
+	tcase_add_loop_test(tc, test_layout_keeps_contract, 0,
+			    (int)(th_nlayouts * NBACKENDS * NFLAGSETS));
+	tcase_add_loop_test(tc, test_backends_agree, 0, (int)th_nlayouts);
+	tcase_add_loop_test(tc, test_prealloc_unsynced_writes_are_data, 0, NBACKENDS);
+	tcase_add_loop_test(tc, test_zeroes_flag_marks_written_zeroes, 0, NBACKENDS);
+	tcase_add_loop_test(tc, test_seek_restarts_at_offset, 0, NBACKENDS);
+	tcase_add_loop_test(tc, test_seek_bounds, 0, NBACKENDS);
+	tcase_add_loop_test(tc, test_close_restores_file_offset, 0, NBACKENDS);
+	tcase_add_test(tc, test_getters);
+	tcase_add_loop_test(tc, test_file_changes_during_iteration, 0, NBACKENDS);
+	tcase_add_test(tc, test_threads_map_independently);
+	tcase_add_test(tc, test_env_overrides_auto);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(map_suite());
+	int failed;
+
+	unsetenv("SPARSE_MAP_BACKEND");
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
