@@ -1,0 +1,1 @@
+# Rules for tests/bench/, included by the top-level Makefile.am.

@@ -1,0 +1,1 @@
+# Rules for tests/matrix/, included by the top-level Makefile.am.

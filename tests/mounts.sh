@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: MIT
+# Source this from a bash test that needs file systems of its own:
+#
+#   . "$srcdir/tests/mounts.sh"       # re-runs the script in a private mount namespace
+#   sm_mounts_require_root            # exits 77 (skipped) with a message when not root
+#   sm_mounts_init                    # the private directory and the cleanup trap
+#   if sm_mount ext4; then dir=$SM_DIR; else echo "ext4: cannot mount here"; fi
+#
+# sm_mount sets SM_DIR rather than printing it: a $(...) subshell would keep
+# the list of mounts, and the cleanup, to itself.
+# Everything lives under one mktemp -d directory; an EXIT/INT/TERM trap
+# unmounts it all, and because the mounts are made in a mount namespace of
+# the test's own, they vanish with it even if the test is killed.
+# Types: ext4 ext2 xfs btrfs tmpfs ramfs (images are sparse, 512 MiB unless
+# SM_IMAGE_SIZE says otherwise).
+
+if [ "$(id -u)" = 0 ] && [ -z "${SM_IN_MOUNT_NS:-}" ] && command -v unshare >/dev/null 2>&1; then
+	SM_IN_MOUNT_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
+fi
+
+SM_MOUNT_ROOT=
+SM_MOUNTED=()
+
+sm_mounts_require_root() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP: $(basename "$0") mounts file systems and needs root"
+		exit 77
+	fi
+}
+
+sm_mounts_cleanup() {
+	local i
+	for ((i = ${#SM_MOUNTED[@]} - 1; i >= 0; i--)); do
+		umount "${SM_MOUNTED[i]}" 2>/dev/null || umount -l "${SM_MOUNTED[i]}" 2>/dev/null || true
+	done
+	SM_MOUNTED=()
+	[ -n "$SM_MOUNT_ROOT" ] && rm -rf "$SM_MOUNT_ROOT"
+	SM_MOUNT_ROOT=
+}
+
+sm_mounts_init() {
+	[ -n "$SM_MOUNT_ROOT" ] && return 0
+	SM_MOUNT_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/sm-mounts.XXXXXX")
+	trap 'sm_mounts_cleanup' EXIT
+	trap 'sm_mounts_cleanup; exit 130' INT TERM HUP
+}
+
+# sm_mount TYPE [NAME]: mount a new, empty file system of TYPE and set SM_DIR
+# to its directory; fails (with a reason on stderr) where TYPE cannot be had.
+sm_mount() {
+	local type=$1 name=${2:-$1} dir img mkfs
+	SM_DIR=
+	[ -n "$SM_MOUNT_ROOT" ] || { echo "sm_mount: sm_mounts_init first" >&2; return 1; }
+	dir=$SM_MOUNT_ROOT/$name
+	img=$SM_MOUNT_ROOT/$name.img
+	mkdir -p "$dir" || return 1
+	case $type in
+	tmpfs | ramfs)
+		mount -t "$type" -o mode=0755 "sm-$name" "$dir" || return 1
+		;;
+	ext4 | ext2 | xfs | btrfs)
+		case $type in
+		ext4 | ext2) mkfs="mkfs.$type -q -F" ;;
+		xfs) mkfs="mkfs.xfs -q -f" ;;
+		btrfs) mkfs="mkfs.btrfs -q -f" ;;
+		esac
+		command -v "${mkfs%% *}" >/dev/null 2>&1 || { echo "${mkfs%% *} is not installed" >&2; return 1; }
+		truncate -s "${SM_IMAGE_SIZE:-512M}" "$img" || return 1
+		$mkfs "$img" >/dev/null 2>&1 || { echo "$mkfs failed" >&2; return 1; }
+		mount -o loop "$img" "$dir" || return 1
+		;;
+	*)
+		echo "sm_mount: unknown type $type" >&2
+		return 1
+		;;
+	esac
+	SM_MOUNTED+=("$dir")
+	SM_DIR=$dir
+}
+
+# sm_track_mount DIR: unmount DIR with the rest (for mounts made by hand).
+sm_track_mount() {
+	SM_MOUNTED+=("$1")
+}

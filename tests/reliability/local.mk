@@ -1,0 +1,1 @@
+# Rules for tests/reliability/, included by the top-level Makefile.am.
