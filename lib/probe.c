@@ -113,8 +113,17 @@ static int probe(struct sparse_map *map)
 			if (backends[id])
 				return use(map, id, "empty file");
 	}
-	if (map->is_blockdev)
-		goto scan;
+	if (map->is_blockdev) {
+		/* No file system describes a device's holes: only its bytes
+		 * can.  The kernel's SEEK on a device is the all-data stub. */
+		if (map->readable)
+			return use(map, SPARSE_MAP_BACKEND_SCAN,
+				   "a block device: only its bytes say where zeroes are");
+		if (backends[SPARSE_MAP_BACKEND_SEEK])
+			return use(map, SPARSE_MAP_BACKEND_SEEK,
+				   "a block device not open for reading: all data");
+		return -EBADF;
+	}
 
 	if (backends[SPARSE_MAP_BACKEND_SEEK]) {
 		int64_t hole = sm_map_lseek(map, 0, SEEK_HOLE);
@@ -151,11 +160,8 @@ static int probe(struct sparse_map *map)
 			return r;
 	}
 
-scan:
 	if (map->readable)
-		return use(map, SPARSE_MAP_BACKEND_SCAN,
-			   map->is_blockdev ? "a block device: only its bytes say where zeroes are"
-					    : "no backend reports holes here: read the file");
+		return use(map, SPARSE_MAP_BACKEND_SCAN, "no backend reports holes here: read the file");
 	if (seek_says_all_data)
 		return use(map, SPARSE_MAP_BACKEND_SEEK,
 			   "cannot read the fd: SEEK's answer, all data, is safe");
