@@ -17,3 +17,36 @@ tests_test_map_LDADD = $(TEST_LIBS)
 tests_test_map_LDFLAGS = $(TEST_LINK_FLAGS)
 
 TESTS += tests/test-map
+
+check_PROGRAMS += tests/test-lseek
+tests_test_lseek_SOURCES = tests/test-lseek.c
+tests_test_lseek_CFLAGS = $(TEST_CFLAGS)
+tests_test_lseek_LDADD = $(TEST_LIBS)
+tests_test_lseek_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/test-lseek
+
+check_PROGRAMS += tests/test-errors
+tests_test_errors_SOURCES = tests/test-errors.c
+tests_test_errors_CFLAGS = $(TEST_CFLAGS)
+tests_test_errors_LDADD = $(TEST_LIBS)
+tests_test_errors_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/test-errors
+
+# Linked with the test build of the library, whose system calls the test can count and fail.
+check_LTLIBRARIES += tests/libhelpers-fi.la
+tests_libhelpers_fi_la_SOURCES = tests/helpers.c tests/helpers.h
+
+check_PROGRAMS += tests/test-internal
+tests_test_internal_SOURCES = tests/test-internal.c
+tests_test_internal_CFLAGS = $(TEST_CFLAGS)
+tests_test_internal_CPPFLAGS = $(AM_CPPFLAGS) -DSM_FAULT_INJECTION
+tests_test_internal_LDADD = tests/libhelpers-fi.la lib/libsparse-map-fi.la $(CHECK_LIBS)
+tests_test_internal_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/test-internal
+
+check_PROGRAMS += tests/test-mounts
+tests_test_mounts_SOURCES = tests/test-mounts.c
+tests_test_mounts_CFLAGS = $(TEST_CFLAGS)
+tests_test_mounts_LDADD = $(TEST_LIBS)
+tests_test_mounts_LDFLAGS = $(TEST_LINK_FLAGS)
+TESTS += tests/test-mounts

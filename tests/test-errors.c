@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Contract point 8: bad arguments and files the library cannot map get a
+ * clear negative errno from sparse_map_open(), and *mapp is left NULL.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static char path[4096];
+
+/* open must fail with want and leave *mapp NULL. */
+static void expect_open_error(int fd, enum sparse_map_backend b, unsigned int flags, int want,
+			      const char *what)
+{
+	struct sparse_map *map = (struct sparse_map *)&map;	/* not NULL: must be reset */
+	int r = sparse_map_open(fd, b, flags, &map);
+
+	ck_assert_msg(r == want, "%s: expected %d (%s), got %d (%s)", what, want,
+		      strerror(-want), r, strerror(-r));
+	ck_assert_msg(map == NULL, "%s: *mapp not NULL after failure", what);
+}
+
+static int regular_file(int oflags)
+{
+	int fd = th_create(NULL, path, sizeof(path));
+
+	th_fill(fd, 0, 8192);
+	th_truncate(fd, 65536);
+	close(fd);
+	fd = open(path, oflags);
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+START_TEST(test_bad_arguments_are_einval)
+{
+	int fd = regular_file(O_RDONLY);
+
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, NULL), -EINVAL);
+	expect_open_error(fd, (enum sparse_map_backend)4, 0, -EINVAL, "backend 4");
+	expect_open_error(fd, (enum sparse_map_backend)-1, 0, -EINVAL, "backend -1");
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 1u << 3, -EINVAL, "flag bit 3");
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 1u << 31, -EINVAL, "flag bit 31");
+	ck_assert_int_eq(sparse_map_next(NULL, NULL), -EINVAL);
+	ck_assert_int_eq(sparse_map_seek(NULL, 0), -EINVAL);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_bad_fds_are_ebadf)
+{
+	int fd = regular_file(O_RDONLY);
+
+	close(fd);
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 0, -EBADF, "closed fd");
+	expect_open_error(-1, SPARSE_MAP_BACKEND_AUTO, 0, -EBADF, "fd -1");
+	expect_open_error(1 << 20, SPARSE_MAP_BACKEND_AUTO, 0, -EBADF, "fd never opened");
+	fd = open(path, O_PATH);
+	ck_assert_int_ge(fd, 0);
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 0, -EBADF, "O_PATH fd");
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+/* A backend that must read, on an fd that cannot: -EBADF at open. */
+START_TEST(test_reading_needs_a_readable_fd)
+{
+	struct sparse_map *map;
+	int fd = regular_file(O_WRONLY);
+
+	expect_open_error(fd, SPARSE_MAP_BACKEND_SCAN, 0, -EBADF, "SCAN on O_WRONLY");
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_VERIFY, -EBADF, "VERIFY on O_WRONLY");
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_ZEROES, -EBADF, "ZEROES on O_WRONLY");
+	/* Without reading, a write-only fd maps fine. */
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map), 0);
+	ck_assert_int_ne(sparse_map_get_backend(map), SPARSE_MAP_BACKEND_SCAN);
+	sparse_map_close(map);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_directory_is_eisdir)
+{
+	int fd = open(th_dir(), O_RDONLY | O_DIRECTORY);
+
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 0, -EISDIR, "directory");
+	expect_open_error(fd, SPARSE_MAP_BACKEND_SCAN, 0, -EISDIR, "directory, SCAN");
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_streams_and_devices_are_espipe)
+{
+	int sv[2], fd;
+
+	snprintf(path, sizeof(path), "%s/sm-test-fifo-%d", th_dir(), (int)getpid());
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	fd = open(path, O_RDWR | O_NONBLOCK);
+	ck_assert_int_ge(fd, 0);
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 0, -ESPIPE, "FIFO");
+	close(fd);
+	unlink(path);
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	expect_open_error(sv[0], SPARSE_MAP_BACKEND_AUTO, 0, -ESPIPE, "socket");
+	close(sv[0]);
+	close(sv[1]);
+
+	fd = open("/dev/null", O_RDONLY);
+	expect_open_error(fd, SPARSE_MAP_BACKEND_SEEK, 0, -ESPIPE, "/dev/null");
+	close(fd);
+	fd = open("/dev/zero", O_RDONLY);
+	expect_open_error(fd, SPARSE_MAP_BACKEND_SCAN, 0, -ESPIPE, "/dev/zero");
+	close(fd);
+}
+END_TEST
+
+/* A forced backend the file system cannot serve: tmpfs has no FIEMAP. */
+START_TEST(test_unservable_backend_is_eopnotsupp)
+{
+	struct statfs sfs;
+	char p[4096];
+	int fd;
+
+	if (statfs("/dev/shm", &sfs) != 0 || sfs.f_type != TMPFS_MAGIC || access("/dev/shm", W_OK)) {
+		fprintf(stderr, "no writable tmpfs at /dev/shm: FIEMAP refusal not tested here\n");
+		return;
+	}
+	fd = th_create("/dev/shm", p, sizeof(p));
+	th_fill(fd, 0, 100);
+	expect_open_error(fd, SPARSE_MAP_BACKEND_FIEMAP, 0, -EOPNOTSUPP, "FIEMAP on tmpfs");
+	/* The environment forces like the argument does. */
+	setenv("SPARSE_MAP_BACKEND", "fiemap", 1);
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 0, -EOPNOTSUPP,
+			  "SPARSE_MAP_BACKEND=fiemap on tmpfs");
+	unsetenv("SPARSE_MAP_BACKEND");
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("errors");
+	TCase *tc = tcase_create("open");
+	SRunner *sr;
+	int failed;
+
+	unsetenv("SPARSE_MAP_BACKEND");
+	tcase_add_test(tc, test_bad_arguments_are_einval);
+	tcase_add_test(tc, test_bad_fds_are_ebadf);
+	tcase_add_test(tc, test_reading_needs_a_readable_fd);
+	tcase_add_test(tc, test_directory_is_eisdir);
+	tcase_add_test(tc, test_streams_and_devices_are_espipe);
+	tcase_add_test(tc, test_unservable_backend_is_eopnotsupp);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

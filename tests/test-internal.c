@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What only the test build of the library can show (lib/libsparse-map-fi.la
+ * routes every system call through sm_sys_table): the AUTO probe's cost
+ * (point 5), memory that does not grow with the file (point 10), and
+ * -ENOMEM from every allocation (point 8).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "../lib/sys-calls.h"
+
+static struct sm_sys_table libc_table;
+static char path[4096];
+
+static struct {
+	int fstat, getfl, lseek, pread, fdatasync, ioctl, malloc;
+	size_t bytes;
+	int fail_alloc_at;	/* fail the n-th allocation (1-based), 0: never */
+} seen;
+
+static int c_fstat(int fd, struct stat *st) { seen.fstat++; return libc_table.fstat(fd, st); }
+static int c_getfl(int fd) { seen.getfl++; return libc_table.getfl(fd); }
+static off_t c_lseek(int fd, off_t o, int w) { seen.lseek++; return libc_table.lseek(fd, o, w); }
+static ssize_t c_pread(int fd, void *b, size_t n, off_t o) { seen.pread++; return libc_table.pread(fd, b, n, o); }
+static int c_fdatasync(int fd) { seen.fdatasync++; return libc_table.fdatasync(fd); }
+static int c_ioctl(int fd, unsigned long r, void *a) { seen.ioctl++; return libc_table.ioctl(fd, r, a); }
+
+static void *c_malloc(size_t n)
+{
+	if (++seen.malloc == seen.fail_alloc_at)
+		return NULL;
+	seen.bytes += n;
+	return libc_table.malloc(n);
+}
+
+static int c_posix_memalign(void **p, size_t align, size_t n)
+{
+	if (++seen.malloc == seen.fail_alloc_at)
+		return ENOMEM;
+	seen.bytes += n;
+	return libc_table.posix_memalign(p, align, n);
+}
+
+static void count_calls(void)
+{
+	memset(&seen, 0, sizeof(seen));
+	sm_sys_table = (struct sm_sys_table){
+		.fstat = c_fstat, .getfl = c_getfl, .lseek = c_lseek, .pread = c_pread,
+		.fdatasync = c_fdatasync, .ioctl = c_ioctl, .malloc = c_malloc,
+		.posix_memalign = c_posix_memalign,
+	};
+}
+
+static int make_runs(int runs)
+{
+	int fd = th_create(NULL, path, sizeof(path));
+	int64_t blk = th_blksize(fd);
+
+	for (int i = 0; i < runs; i++)
+		th_fill(fd, (int64_t)i * 4 * blk, blk);
+	th_truncate(fd, (int64_t)runs * 4 * blk + blk);
+	fsync(fd);
+	return fd;
+}
+
+/* The probe reads no data and asks few questions. */
+START_TEST(test_probe_is_cheap)
+{
+	struct sparse_map *map;
+	int fd = make_runs(10);
+	int calls;
+
+	count_calls();
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map), 0);
+	calls = seen.fstat + seen.getfl + seen.lseek + seen.pread + seen.fdatasync + seen.ioctl;
+	ck_assert_msg(seen.pread == 0, "the probe read file data (%d preads)", seen.pread);
+	ck_assert_msg(calls <= 6, "the probe made %d system calls", calls);
+	sparse_map_close(map);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+/* Bytes allocated by one whole mapping, for a file of `runs` data runs. */
+static size_t bytes_to_map(int runs, enum sparse_map_backend b, unsigned int flags)
+{
+	struct th_map m;
+	int fd = make_runs(runs);
+	int r;
+
+	count_calls();
+	r = th_collect(fd, b, flags, 0, &m);
+	sm_sys_table = libc_table;
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_eq(m.n, 2 * (size_t)runs);	/* D H D H ... D H */
+	th_map_free(&m);
+	close(fd);
+	unlink(path);
+	return seen.bytes;
+}
+
+START_TEST(test_memory_does_not_grow_with_the_file)
+{
+	static const enum sparse_map_backend bs[] = {
+		SPARSE_MAP_BACKEND_SEEK, SPARSE_MAP_BACKEND_FIEMAP, SPARSE_MAP_BACKEND_SCAN
+	};
+
+	for (size_t i = 0; i < 3; i++) {
+		for (unsigned int flags = 0; flags <= SPARSE_MAP_VERIFY; flags += SPARSE_MAP_VERIFY) {
+			size_t small = bytes_to_map(3, bs[i], flags);
+			size_t large = bytes_to_map(3000, bs[i], flags);
+
+			ck_assert_msg(small == large && large <= 512 * 1024,
+				      "%s flags %#x: %zu bytes for 3 runs, %zu for 3000",
+				      sparse_map_backend_name(bs[i]), flags, small, large);
+		}
+	}
+}
+END_TEST
+
+/* Every allocation can fail: -ENOMEM, nothing leaks, and the map goes on
+ * correctly once memory is back. */
+START_TEST(test_every_allocation_failure_is_enomem)
+{
+	static const enum sparse_map_backend bs[] = {
+		SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_BACKEND_SEEK,
+		SPARSE_MAP_BACKEND_FIEMAP, SPARSE_MAP_BACKEND_SCAN
+	};
+	int fd = make_runs(20);
+	struct th_map want;
+
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_SCAN, 0, 0, &want), 0);
+	for (size_t i = 0; i < 4; i++) {
+		for (int n = 1;; n++) {
+			struct sparse_map *map;
+			struct sparse_map_range r;
+			size_t got = 0;
+			bool failed = false;
+			int rc;
+
+			count_calls();
+			seen.fail_alloc_at = n;
+			rc = sparse_map_open(fd, bs[i], SPARSE_MAP_VERIFY, &map);
+			if (rc < 0) {
+				ck_assert_int_eq(rc, -ENOMEM);
+				ck_assert_ptr_null(map);
+				continue;
+			}
+			while ((rc = sparse_map_next(map, &r)) != 0) {
+				if (rc == -ENOMEM && !failed) {
+					failed = true;	/* the retry must go on */
+					continue;
+				}
+				ck_assert_int_eq(rc, 1);
+				ck_assert_msg(got < want.n && r.offset == want.r[got].offset &&
+					      r.length == want.r[got].length && r.kind == want.r[got].kind,
+					      "%s, allocation %d failed: range %zu differs",
+					      sparse_map_backend_name(bs[i]), n, got);
+				got++;
+			}
+			ck_assert_int_eq(got, want.n);
+			sparse_map_close(map);
+			if (!failed && seen.malloc < n)
+				break;	/* every allocation has been made to fail once */
+		}
+	}
+	sm_sys_table = libc_table;
+	th_map_free(&want);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("internal");
+	TCase *tc = tcase_create("internal");
+	SRunner *sr;
+	int failed;
+
+	libc_table = sm_sys_table;
+	unsetenv("SPARSE_MAP_BACKEND");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_probe_is_cheap);
+	tcase_add_test(tc, test_memory_does_not_grow_with_the_file);
+	tcase_add_test(tc, test_every_allocation_failure_is_enomem);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

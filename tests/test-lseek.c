@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sparse_map_lseek() (contract point 7): at every range boundary, one byte
+ * either side, at EOF, EOF+1 and negative offsets, its answer must be the
+ * one illumos and POSIX.1-2024 define, computed from the map; where the file
+ * system has a real SEEK_DATA (the tests' own), it must also equal the
+ * kernel's answer.  The file offset moves to the result, and not on error.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static char path[4096];
+
+/* What SEEK_DATA / SEEK_HOLE must answer for offset, by the definition. */
+static int64_t expected(const struct th_map *m, int64_t off, bool data, int *err)
+{
+	*err = 0;
+	if (off < 0 || off >= m->size) {
+		*err = ENXIO;
+		return -1;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		const struct sparse_map_range *r = &m->r[i];
+
+		if (off >= r->offset + r->length)
+			continue;
+		if ((r->kind == SPARSE_MAP_DATA) == data)
+			return off > r->offset ? off : r->offset;
+	}
+	if (data) {
+		*err = ENXIO;
+		return -1;
+	}
+	return m->size;	/* the virtual hole at EOF */
+}
+
+static void check_at(int fd, const struct th_map *m, int64_t off, bool data, bool kernel_too)
+{
+	int whence = data ? SPARSE_MAP_SEEK_DATA : SPARSE_MAP_SEEK_HOLE;
+	const char *name = data ? "SEEK_DATA" : "SEEK_HOLE";
+	int err, got_err;
+	int64_t want = expected(m, off, data, &err), got;
+
+	ck_assert_int_eq(lseek(fd, 777, SEEK_SET), 777);
+	errno = 0;
+	got = sparse_map_lseek(fd, off, whence);
+	got_err = got < 0 ? errno : 0;
+	ck_assert_msg(got == want && got_err == err,
+		      "%s(%lld): expected %lld (%s), got %lld (%s); %s", name, (long long)off,
+		      (long long)want, strerror(err), (long long)got, strerror(got_err),
+		      th_describe(m));
+	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), got < 0 ? 777 : got);
+
+	if (kernel_too) {
+		off_t k = lseek(fd, off, data ? SEEK_DATA : SEEK_HOLE);
+		int kerr = k < 0 ? errno : 0;
+
+		ck_assert_msg(k == got && kerr == got_err,
+			      "%s(%lld): the kernel says %lld (%s), the library %lld (%s); %s", name,
+			      (long long)off, (long long)k, strerror(kerr), (long long)got,
+			      strerror(got_err), th_describe(m));
+	}
+}
+
+/* Whether this directory's file system answers SEEK_HOLE for real. */
+static bool kernel_reports_holes(const char *dir)
+{
+	char p[4096];
+	int fd = th_create(dir, p, sizeof(p));
+	bool yes;
+
+	th_truncate(fd, 1 << 20);
+	th_fill(fd, 0, 4096);
+	yes = lseek(fd, 0, SEEK_HOLE) < (1 << 20);
+	close(fd);
+	unlink(p);
+	return yes;
+}
+
+START_TEST(test_lseek_at_every_boundary)
+{
+	const struct th_layout *l = &th_layouts[_i];
+	struct th_map m;
+	bool kernel = kernel_reports_holes(NULL);
+	int fd = th_create(NULL, path, sizeof(path));
+
+	l->build(fd, th_blksize(fd));
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m), 0);
+	for (size_t i = 0; i <= m.n; i++) {
+		int64_t edge = i < m.n ? m.r[i].offset : m.size;
+
+		for (int64_t off = edge - 1; off <= edge + 1; off++) {
+			check_at(fd, &m, off, true, kernel);
+			check_at(fd, &m, off, false, kernel);
+		}
+	}
+	check_at(fd, &m, -1, true, kernel);
+	check_at(fd, &m, -1, false, kernel);
+	check_at(fd, &m, INT64_MIN, true, false);
+	check_at(fd, &m, INT64_MAX, false, false);
+	th_map_free(&m);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_lseek_rejects_other_whence)
+{
+	int fd = th_create(NULL, path, sizeof(path));
+	const int bad[] = { SEEK_SET, SEEK_CUR, SEEK_END, 5, -1, 1000 };
+
+	th_fill(fd, 0, 100);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		ck_assert_int_eq(sparse_map_lseek(fd, 0, bad[i]), -1);
+		ck_assert_int_eq(errno, EINVAL);
+	}
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_lseek_passes_open_errors)
+{
+	int fd = th_create(NULL, path, sizeof(path));
+	int dir = open(".", O_RDONLY | O_DIRECTORY);
+	int pipefd[2];
+
+	close(fd);
+	unlink(path);
+	errno = 0;
+	ck_assert_int_eq(sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_DATA), -1);
+	ck_assert_int_eq(errno, EBADF);
+	errno = 0;
+	ck_assert_int_eq(sparse_map_lseek(dir, 0, SPARSE_MAP_SEEK_HOLE), -1);
+	ck_assert_int_eq(errno, EISDIR);
+	ck_assert_int_eq(pipe(pipefd), 0);
+	errno = 0;
+	ck_assert_int_eq(sparse_map_lseek(pipefd[0], 0, SPARSE_MAP_SEEK_DATA), -1);
+	ck_assert_int_eq(errno, ESPIPE);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	close(dir);
+}
+END_TEST
+
+START_TEST(test_seek_constants_match_platform)
+{
+	ck_assert_int_eq(SPARSE_MAP_SEEK_DATA, SEEK_DATA);
+	ck_assert_int_eq(SPARSE_MAP_SEEK_HOLE, SEEK_HOLE);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("lseek");
+	TCase *tc = tcase_create("lseek");
+	SRunner *sr;
+	int failed;
+
+	unsetenv("SPARSE_MAP_BACKEND");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, test_lseek_at_every_boundary, 0, (int)th_nlayouts);
+	tcase_add_test(tc, test_lseek_rejects_other_whence);
+	tcase_add_test(tc, test_lseek_passes_open_errors);
+	tcase_add_test(tc, test_seek_constants_match_platform);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

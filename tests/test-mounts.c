@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The probe on file systems that are not the build's (root only): ramfs has
+ * the kernel's all-data SEEK stub and no FIEMAP, so AUTO must see through
+ * the stub and pick SCAN; tmpfs has SEEK but no FIEMAP; a loop block device
+ * is mapped by reading it.  Mounts are made in a mount namespace of this
+ * process's own, inside a private temporary directory, and undone at exit.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static char top[4000], ramfs[4096], tmpfs[4096], backing[4096];
+static char loopdev[64];
+static bool ramfs_ok, tmpfs_ok;
+static pid_t owner;	/* Check forks a child per test: only main() cleans up */
+
+static void cleanup(void)
+{
+	if (getpid() != owner)
+		return;
+	if (ramfs_ok)
+		umount2(ramfs, MNT_DETACH);
+	if (tmpfs_ok)
+		umount2(tmpfs, MNT_DETACH);
+	ramfs_ok = tmpfs_ok = false;
+	if (*backing)
+		unlink(backing);
+	rmdir(ramfs);
+	rmdir(tmpfs);
+	rmdir(top);
+}
+
+static void on_signal(int sig)
+{
+	cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* A loop device over backing, or -1.  LO_FLAGS_AUTOCLEAR detaches it when
+ * the last fd closes, so nothing is left behind even on a crash. */
+static int attach_loop(const char *file)
+{
+	struct loop_info64 info;
+	int ctl, n, dev, back;
+
+	ctl = open("/dev/loop-control", O_RDWR);
+	if (ctl < 0)
+		return -1;
+	n = ioctl(ctl, LOOP_CTL_GET_FREE);
+	close(ctl);
+	if (n < 0)
+		return -1;
+	snprintf(loopdev, sizeof(loopdev), "/dev/loop%d", n);
+	dev = open(loopdev, O_RDWR);
+	back = open(file, O_RDWR);
+	if (dev < 0 || back < 0 || ioctl(dev, LOOP_SET_FD, back) < 0) {
+		if (dev >= 0)
+			close(dev);
+		if (back >= 0)
+			close(back);
+		return -1;
+	}
+	close(back);
+	memset(&info, 0, sizeof(info));
+	info.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_READ_ONLY;
+	ioctl(dev, LOOP_SET_STATUS64, &info);
+	return dev;
+}
+
+static int sparse_file_in(const char *dir, char *path, size_t len)
+{
+	int fd = th_create(dir, path, len);
+
+	th_truncate(fd, 1 << 20);
+	th_fill(fd, 64 * 1024, 8192);
+	th_fill(fd, 512 * 1024 + 100, 10);
+	return fd;
+}
+
+static void expect_contract(int fd, enum sparse_map_backend b, enum sparse_map_backend picked,
+			    const char *where)
+{
+	struct th_map m;
+	const char *err;
+
+	ck_assert_int_eq(th_collect(fd, b, 0, 0, &m), 0);
+	ck_assert_msg(picked == SPARSE_MAP_BACKEND_AUTO || m.backend == picked,
+		      "%s: %s picked %s, expected %s", where,
+		      sparse_map_backend_name(b), sparse_map_backend_name(m.backend),
+		      sparse_map_backend_name(picked));
+	err = th_check_contract(fd, &m, 0);
+	ck_assert_msg(err == NULL, "%s: %s", where, err);
+	th_map_free(&m);
+}
+
+START_TEST(test_ramfs_auto_sees_through_the_stub)
+{
+	char p[4096];
+	struct th_map m;
+	int fd, wfd;
+
+	ck_assert_msg(ramfs_ok, "ramfs could not be mounted");
+	fd = sparse_file_in(ramfs, p, sizeof(p));
+	/* The stub: SEEK_HOLE(0) is EOF though the file is sparse. */
+	ck_assert_int_eq(lseek(fd, 0, SEEK_HOLE), 1 << 20);
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m), 0);
+	ck_assert_msg(m.backend == SPARSE_MAP_BACKEND_SCAN && m.n == 5 &&
+		      m.r[0].kind == SPARSE_MAP_HOLE,
+		      "ramfs: expected SCAN and H D H D H, got %s", th_describe(&m));
+	ck_assert_msg(th_check_contract(fd, &m, 0) == NULL, "%s", th_check_contract(fd, &m, 0));
+	th_map_free(&m);
+	/* Reading a ramfs hole stores a page of zeroes (6.18 does): then
+	 * st_blocks calls the file dense and AUTO may take the stub's all-data
+	 * answer, which is now true.  Either way the map must be right. */
+	expect_contract(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_BACKEND_AUTO, "ramfs, read once");
+	close(fd);
+	unlink(p);
+	fd = sparse_file_in(ramfs, p, sizeof(p));
+	/* Forced SEEK answers the stub's all data: coarse but never wrong. */
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_SEEK, 0, 0, &m), 0);
+	ck_assert_msg(m.n == 1 && m.r[0].kind == SPARSE_MAP_DATA, "%s", th_describe(&m));
+	th_map_free(&m);
+	/* No FIEMAP on ramfs. */
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_FIEMAP, 0, 0, &m), -EOPNOTSUPP);
+	/* The portable lseek finds the holes the kernel's does not. */
+	ck_assert_int_eq(sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_DATA), 64 * 1024);
+	ck_assert_int_eq(sparse_map_lseek(fd, 64 * 1024, SPARSE_MAP_SEEK_HOLE), 72 * 1024);
+	/* Write-only: SCAN cannot read, so AUTO falls back to SEEK's safe answer. */
+	wfd = open(p, O_WRONLY);
+	ck_assert_int_ge(wfd, 0);
+	ck_assert_int_eq(th_collect(wfd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m), 0);
+	ck_assert_msg(m.backend == SPARSE_MAP_BACKEND_SEEK && m.n == 1 &&
+		      m.r[0].kind == SPARSE_MAP_DATA, "ramfs, write-only: %s", th_describe(&m));
+	th_map_free(&m);
+	close(wfd);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+START_TEST(test_ramfs_dense_file_stays_with_seek)
+{
+	char p[4096];
+	int fd;
+
+	ck_assert(ramfs_ok);
+	fd = th_create(ramfs, p, sizeof(p));
+	th_fill(fd, 0, 256 * 1024);
+	/* st_blocks agrees that every byte is stored: SEEK's answer is true. */
+	expect_contract(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_BACKEND_SEEK, "ramfs dense");
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+START_TEST(test_ramfs_every_layout)
+{
+	const struct th_layout *l = &th_layouts[_i];
+	char p[4096];
+	struct th_map m;
+	int fd;
+
+	ck_assert(ramfs_ok);
+	if (strcmp(l->name, "past-4g") == 0)
+		return;	/* a 16 GiB SCAN of RAM-backed holes is tested on tmpfs */
+	fd = th_create(ramfs, p, sizeof(p));
+	l->build(fd, th_blksize(fd));
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m), 0);
+	ck_assert_msg(th_check_contract(fd, &m, 0) == NULL, "ramfs %s: %s", l->name,
+		      th_check_contract(fd, &m, 0));
+	th_map_free(&m);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+START_TEST(test_tmpfs_has_seek_without_fiemap)
+{
+	char p[4096];
+	struct th_map m;
+	int fd;
+
+	ck_assert_msg(tmpfs_ok, "tmpfs could not be mounted");
+	fd = sparse_file_in(tmpfs, p, sizeof(p));
+	expect_contract(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_BACKEND_SEEK, "tmpfs");
+	expect_contract(fd, SPARSE_MAP_BACKEND_SCAN, SPARSE_MAP_BACKEND_SCAN, "tmpfs");
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_FIEMAP, 0, 0, &m), -EOPNOTSUPP);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+START_TEST(test_tmpfs_every_layout_every_backend)
+{
+	const struct th_layout *l = &th_layouts[_i / 3];
+	enum sparse_map_backend b = (enum sparse_map_backend)(_i % 3 == 2 ? 3 : _i % 3);
+	char p[4096];
+	struct th_map m;
+	int fd;
+
+	ck_assert(tmpfs_ok);
+	fd = th_create(tmpfs, p, sizeof(p));
+	l->build(fd, th_blksize(fd));
+	ck_assert_int_eq(th_collect(fd, b, 0, 0, &m), 0);
+	ck_assert_msg(th_check_contract(fd, &m, 0) == NULL, "tmpfs %s %s: %s", l->name,
+		      sparse_map_backend_name(b), th_check_contract(fd, &m, 0));
+	th_map_free(&m);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* Block devices: size from the device, AUTO reads it (SCAN). */
+START_TEST(test_loop_block_device_is_scanned)
+{
+	struct th_map m;
+	struct sparse_map *map;
+	int fd = th_create(top, backing, sizeof(backing));
+	int dev, rd;
+
+	th_truncate(fd, 4 << 20);
+	th_fill(fd, 1 << 20, 4096);
+	close(fd);
+	dev = attach_loop(backing);
+	if (dev < 0) {
+		fprintf(stderr, "no loop device here (%s): block devices not tested\n", strerror(errno));
+		return;
+	}
+	unlink(backing);	/* the device holds it now */
+	rd = open(loopdev, O_RDONLY);
+	ck_assert_int_ge(rd, 0);
+	close(dev);	/* rd keeps the device; autoclear at its close */
+	expect_contract(rd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_BACKEND_SCAN, loopdev);
+	ck_assert_int_eq(th_collect(rd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m), 0);
+	ck_assert_int_eq(m.size, 4 << 20);
+	ck_assert_msg(m.n == 3 && m.r[1].offset == 1 << 20 && m.r[1].length == 4096,
+		      "%s: %s", loopdev, th_describe(&m));
+	th_map_free(&m);
+	ck_assert_int_eq(sparse_map_open(rd, SPARSE_MAP_BACKEND_FIEMAP, 0, &map), -EOPNOTSUPP);
+	ck_assert_int_eq(sparse_map_lseek(rd, 0, SPARSE_MAP_SEEK_DATA), 1 << 20);
+	close(rd);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("mounts");
+	TCase *tc = tcase_create("mounts");
+	SRunner *sr;
+	int failed;
+
+	if (!th_is_root()) {
+		printf("SKIP: test-mounts mounts ramfs and tmpfs and needs root\n");
+		return TH_SKIP;
+	}
+	/* A mount namespace of our own: our mounts die with us, whatever happens. */
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+		printf("SKIP: cannot make a private mount namespace: %s\n", strerror(errno));
+		return TH_SKIP;
+	}
+	snprintf(top, sizeof(top), "%s/sm-test-mounts-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(top)) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	owner = getpid();
+	atexit(cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	snprintf(ramfs, sizeof(ramfs), "%s/ramfs", top);
+	snprintf(tmpfs, sizeof(tmpfs), "%s/tmpfs", top);
+	ramfs_ok = mkdir(ramfs, 0700) == 0 && mount("sm-ramfs", ramfs, "ramfs", 0, NULL) == 0;
+	tmpfs_ok = mkdir(tmpfs, 0700) == 0 && mount("sm-tmpfs", tmpfs, "tmpfs", 0, NULL) == 0;
+
+	unsetenv("SPARSE_MAP_BACKEND");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_ramfs_auto_sees_through_the_stub);
+	tcase_add_test(tc, test_ramfs_dense_file_stays_with_seek);
+	tcase_add_loop_test(tc, test_ramfs_every_layout, 0, (int)th_nlayouts);
+	tcase_add_test(tc, test_tmpfs_has_seek_without_fiemap);
+	tcase_add_loop_test(tc, test_tmpfs_every_layout_every_backend, 0, (int)th_nlayouts * 3);
+	tcase_add_test(tc, test_loop_block_device_is_scanned);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
