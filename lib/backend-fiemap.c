@@ -10,7 +10,8 @@
  *    flagged DELALLOC, UNKNOWN, ENCODED, INLINE, TAIL, ... is data;
  *  - a gap is a hole only between two extents of one answer, or after the
  *    last extent of an answer that was not cut short by a full array;
- *  - answers out of order are sorted, and overlapping extents are merged
+ *  - a complete answer out of order is sorted (a full one is an error:
+ *    its gaps may be extents left out), and overlapping extents are merged
  *    into one run that is data if any of them is.
  */
 #include "config.h"
@@ -49,23 +50,28 @@ struct fiemap_state {
 #define SM_FIEMAP_BUFSIZE \
 	(sizeof(struct fiemap) + SM_FIEMAP_BATCH * sizeof(struct fiemap_extent))
 
+/* >= 0 if FIEMAP answers for this file: 1 if it sees an extent, 0 if none. */
 static int fiemap_usable(struct sparse_map *map)
 {
-	struct fiemap fm;
+	/* Ask for one extent rather than a count: counting makes the kernel
+	 * walk every extent of the file, which costs as much as the map. */
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent ext[1];
+	} q;
 	int r;
 
-	memset(&fm, 0, sizeof(fm));
-	fm.fm_start = 0;
-	fm.fm_length = FIEMAP_MAX_OFFSET;
-	fm.fm_extent_count = 0;	/* count only */
-	r = sm_sys_ioctl(map->fd, FS_IOC_FIEMAP, &fm);
+	memset(&q, 0, sizeof(q));
+	q.fm.fm_start = 0;
+	q.fm.fm_length = FIEMAP_MAX_OFFSET;
+	q.fm.fm_extent_count = 1;
+	r = sm_sys_ioctl(map->fd, FS_IOC_FIEMAP, &q.fm);
 	if (r == -EOPNOTSUPP || r == -ENOTTY || r == -EINVAL || r == -ENOSYS ||
 	    r == -EBADR)
 		return -EOPNOTSUPP;
 	if (r < 0)
 		return r;
-	return fm.fm_mapped_extents > (unsigned int)INT32_MAX ?
-		INT32_MAX : (int)fm.fm_mapped_extents;
+	return q.fm.fm_mapped_extents > 0;
 }
 
 static int cmp_extent(const void *a, const void *b)
@@ -118,10 +124,19 @@ static void build_runs(struct fiemap_state *st, int64_t from, int64_t to)
 	st->nruns = nruns;
 }
 
+static bool in_order(const struct fiemap *fm)
+{
+	for (unsigned int i = 1; i < fm->fm_mapped_extents; i++)
+		if (fm->fm_extents[i].fe_logical < fm->fm_extents[i - 1].fe_logical)
+			return false;
+	return true;
+}
+
 static int fetch(struct sparse_map *map, struct fiemap_state *st, int64_t pos)
 {
+	const struct fiemap_extent *ext = st->fm->fm_extents;
 	unsigned int n;
-	bool last = false;
+	bool sorted, last;
 	int r;
 
 	st->valid = false;
@@ -136,9 +151,13 @@ static int fetch(struct sparse_map *map, struct fiemap_state *st, int64_t pos)
 	n = st->fm->fm_mapped_extents;
 	if (n > SM_FIEMAP_BATCH)
 		return -EIO;
-	for (unsigned int i = 0; i < n; i++)
-		if (st->fm->fm_extents[i].fe_flags & FIEMAP_EXTENT_LAST)
-			last = true;
+	sorted = in_order(st->fm);
+	/* A full array out of order may have left any extent out, so none of
+	 * its gaps can be believed; the kernel never answers so. */
+	if (n == SM_FIEMAP_BATCH && !sorted)
+		return -EIO;
+	/* LAST counts only where the kernel puts it: on its final extent. */
+	last = n > 0 && sorted && (ext[n - 1].fe_flags & FIEMAP_EXTENT_LAST);
 
 	build_runs(st, pos, map->size);
 	st->batch_start = pos;

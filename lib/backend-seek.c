@@ -76,7 +76,9 @@ static int seek_next(struct sparse_map *map, int64_t pos, struct sm_piece *piece
 		/* Data a moment ago, a hole now: the file changed under us, or
 		 * the kernel contradicts itself.  Call one block data and go on;
 		 * that is never wrong, and it always moves forward. */
-		hole = pos - pos % map->blksize + map->blksize;
+		int64_t rest = map->blksize - pos % map->blksize;
+
+		hole = pos > INT64_MAX - rest ? INT64_MAX : pos + rest;
 	}
 	piece->end = hole;
 	return 0;

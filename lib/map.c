@@ -192,6 +192,9 @@ int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece)
 	map->pos = p.end;
 
 	if (needs_reading(map, p.kind)) {
+		/* Read afresh: bytes buffered for an earlier piece (a block of
+		 * st_blksize may span several) may predate this answer. */
+		sm_readbuf_reset(map);
 		map->refine = (struct sm_refine){
 			.lo = pos, .pos = pos, .end = p.end,
 			.kind = p.kind, .flags = p.flags, .active = true,

@@ -59,8 +59,12 @@ static int readbuf_alloc(struct sparse_map *map)
 static int readbuf_load(struct sparse_map *map, int64_t off, int64_t hi)
 {
 	int64_t bs = map->blksize;
-	int64_t want = (hi - off + bs - 1) / bs * bs;
+	int64_t want = hi - off;
 	ssize_t got;
+
+	/* Whole blocks, unless that would reach past INT64_MAX. */
+	if (want % bs && INT64_MAX - off - want >= bs - want % bs)
+		want += bs - want % bs;
 
 	if (!map->buf.data) {
 		int r = readbuf_alloc(map);
@@ -91,9 +95,10 @@ int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
 
 	if (pos < lo || pos >= hi)
 		return -EINVAL;
-	while (block < hi) {
+	for (;;) {
 		int64_t from = block > lo ? block : lo;
-		int64_t to = block + bs < hi ? block + bs : hi;
+		/* Written so that nothing overflows next to INT64_MAX. */
+		int64_t to = hi - block > bs ? block + bs : hi;
 		struct sm_readbuf *b = &map->buf;
 		bool z;
 
@@ -115,6 +120,8 @@ int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
 			break;
 		}
 		*run_end = to;
+		if (to == hi)
+			break;
 		block += bs;
 	}
 	*zero = kind;

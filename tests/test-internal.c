@@ -13,6 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef SM_HAVE_FIEMAP
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#endif
+#include <sys/stat.h>
 
 #include "helpers.h"
 #include "../lib/sys-calls.h"
@@ -179,6 +184,141 @@ START_TEST(test_every_allocation_failure_is_enomem)
 }
 END_TEST
 
+
+#ifdef SM_HAVE_FIEMAP
+/* A FIEMAP answer the kernel should never give, made from the real layout
+ * of a file with one 4 KiB extent every 8 KiB (NEXT of them). */
+#define NEXT 1000
+static int fiemap_fault;	/* 1: LAST on the first extent; 2: shuffled */
+
+static int bent_ioctl(int fd, unsigned long req, void *arg)
+{
+	struct fiemap *fm = arg;
+	unsigned int idx[NEXT], n = 0;
+
+	(void)fd;
+	if (req != FS_IOC_FIEMAP) {
+		errno = ENOTTY;
+		return -1;
+	}
+	for (unsigned int i = 0; i < NEXT && n < fm->fm_extent_count; i++)
+		if ((uint64_t)i * 8192 + 4096 > fm->fm_start &&
+		    (uint64_t)i * 8192 < fm->fm_start + fm->fm_length)
+			idx[n++] = i;
+	if (fiemap_fault == 2 && n == fm->fm_extent_count && n > 1) {
+		/* The last extent of the file first, the rest backwards, one left out. */
+		idx[0] = NEXT - 1;
+		for (unsigned int a = 1, b = n - 1; a < b; a++, b--) {
+			unsigned int t = idx[a];
+			idx[a] = idx[b];
+			idx[b] = t;
+		}
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		struct fiemap_extent *e = &fm->fm_extents[k];
+
+		memset(e, 0, sizeof(*e));
+		e->fe_logical = (uint64_t)idx[k] * 8192;
+		e->fe_physical = e->fe_logical + (1 << 20);
+		e->fe_length = 4096;
+		if (idx[k] == NEXT - 1 && fiemap_fault != 1)
+			e->fe_flags = FIEMAP_EXTENT_LAST;
+	}
+	if (fiemap_fault == 1 && n > 0)
+		fm->fm_extents[0].fe_flags |= FIEMAP_EXTENT_LAST;
+	fm->fm_mapped_extents = n;
+	return 0;
+}
+
+START_TEST(test_fiemap_bent_answers_lose_nothing)
+{
+	int fd = th_create(NULL, path, sizeof(path));
+	struct th_map m;
+	int rc;
+
+	for (int i = 0; i < NEXT; i++)
+		th_fill(fd, (int64_t)i * 8192, 4096);
+	th_truncate(fd, NEXT * 8192);
+	sm_sys_table.ioctl = bent_ioctl;
+
+	/* LAST where it does not belong: the full array still only covers
+	 * what it lists, so the rest is asked for again. */
+	fiemap_fault = 1;
+	rc = th_collect(fd, SPARSE_MAP_BACKEND_FIEMAP, 0, 0, &m);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_msg(th_check_contract(fd, &m, 0) == NULL, "%s", th_check_contract(fd, &m, 0));
+	ck_assert_int_eq(m.n, 2 * NEXT);
+	th_map_free(&m);
+
+	/* A full array out of order may have left extents out: an error,
+	 * never a hole over them. */
+	fiemap_fault = 2;
+	rc = th_collect(fd, SPARSE_MAP_BACKEND_FIEMAP, 0, 0, &m);
+	ck_assert_int_eq(rc, -EIO);
+
+	sm_sys_table = libc_table;
+	close(fd);
+	unlink(path);
+}
+END_TEST
+#endif
+
+/* VERIFY must read a hole when it is reported, not reuse bytes read for an
+ * earlier piece: with st_blksize 64 KiB one block holds several pieces. */
+static int64_t verify_size;
+
+static int big_blksize_fstat(int fd, struct stat *st)
+{
+	int r = libc_table.fstat(fd, st);
+
+	st->st_blksize = 65536;
+	return r;
+}
+
+/* A file system that says: data [0,4K), hole [4K,8K), data [8K,12K), hole. */
+static off_t coarse_lseek(int fd, off_t off, int whence)
+{
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return libc_table.lseek(fd, off, whence);
+	if (off >= verify_size) {
+		errno = ENXIO;
+		return -1;
+	}
+	if (whence == SEEK_DATA)
+		return off < 4096 ? off : off < 8192 ? 8192 : off < 12288 ? off : (errno = ENXIO, -1);
+	return off < 4096 ? 4096 : off < 8192 ? off : off < 12288 ? 12288 : off;
+}
+
+START_TEST(test_verify_reads_each_hole_afresh)
+{
+	int fd = th_create(NULL, path, sizeof(path));
+	struct sparse_map *map;
+	struct sparse_map_range r;
+	int calls = 0, rc;
+
+	verify_size = 65536;
+	th_fill(fd, 0, 4096);
+	th_fill(fd, 8192, 4096);
+	th_truncate(fd, verify_size);
+	sm_sys_table.fstat = big_blksize_fstat;
+	sm_sys_table.lseek = coarse_lseek;
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_SEEK, SPARSE_MAP_VERIFY, &map), 0);
+	while ((rc = sparse_map_next(map, &r)) == 1) {
+		if (++calls == 1)
+			th_fill(fd, 20480, 1);	/* after the first block was read */
+		if (r.kind == SPARSE_MAP_HOLE)
+			ck_assert_msg(r.offset + r.length <= 20480 || r.offset > 20480,
+				      "byte 20480 was written before its hole [%lld,+%lld) was reported",
+				      (long long)r.offset, (long long)r.length);
+	}
+	ck_assert_int_eq(rc, 0);
+	sparse_map_close(map);
+	sm_sys_table = libc_table;
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("internal");
@@ -192,6 +332,10 @@ int main(void)
 	tcase_add_test(tc, test_probe_is_cheap);
 	tcase_add_test(tc, test_memory_does_not_grow_with_the_file);
 	tcase_add_test(tc, test_every_allocation_failure_is_enomem);
+#ifdef SM_HAVE_FIEMAP
+	tcase_add_test(tc, test_fiemap_bent_answers_lose_nothing);
+#endif
+	tcase_add_test(tc, test_verify_reads_each_hole_afresh);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -226,6 +226,48 @@ START_TEST(test_tmpfs_every_layout_every_backend)
 }
 END_TEST
 
+/*
+ * Offsets next to INT64_MAX (tmpfs takes such sizes): nothing overflows.
+ * Not plain SEEK here: tmpfs on Linux 6.18 answers SEEK_DATA with ENXIO for
+ * data in the page that ends at 2^63 (XFS answers right), so only VERIFY or
+ * SCAN can see that byte; this test found it.
+ */
+START_TEST(test_tmpfs_size_near_int64_max)
+{
+	static const struct { enum sparse_map_backend b; unsigned int flags; } runs[] = {
+		{ SPARSE_MAP_BACKEND_SCAN, 0 },
+		{ SPARSE_MAP_BACKEND_SEEK, SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES },
+		{ SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_VERIFY },
+	};
+	const int64_t size = INT64_MAX - 1000, start = size - 10000;
+	char p[4096];
+	int fd;
+
+	ck_assert(tmpfs_ok);
+	fd = th_create(tmpfs, p, sizeof(p));
+	th_truncate(fd, size);
+	th_fill(fd, size - 2, 1);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct th_map m;
+		int rc = th_collect(fd, runs[i].b, runs[i].flags, start, &m);
+
+		ck_assert_msg(rc == 0, "%s flags %#x: %s", sparse_map_backend_name(runs[i].b),
+			      runs[i].flags, strerror(-rc));
+		ck_assert_msg(th_check_contract(fd, &m, start) == NULL, "%s",
+			      th_check_contract(fd, &m, start));
+		ck_assert_int_eq(th_kind_at(&m, size - 2), SPARSE_MAP_DATA);
+		th_map_free(&m);
+	}
+	setenv("SPARSE_MAP_BACKEND", "scan", 1);
+	ck_assert_int_eq(sparse_map_lseek(fd, size - 10, SPARSE_MAP_SEEK_DATA), size - 10);
+	ck_assert_int_eq(sparse_map_lseek(fd, size - 10, SPARSE_MAP_SEEK_HOLE), size);
+	ck_assert_int_eq(sparse_map_lseek(fd, start, SPARSE_MAP_SEEK_DATA), size - size % 4096);
+	unsetenv("SPARSE_MAP_BACKEND");
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
 /* Block devices: size from the device, AUTO reads it (SCAN). */
 START_TEST(test_loop_block_device_is_scanned)
 {
@@ -295,6 +337,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_ramfs_every_layout, 0, (int)th_nlayouts);
 	tcase_add_test(tc, test_tmpfs_has_seek_without_fiemap);
 	tcase_add_loop_test(tc, test_tmpfs_every_layout_every_backend, 0, (int)th_nlayouts * 3);
+	tcase_add_test(tc, test_tmpfs_size_near_int64_max);
 	tcase_add_test(tc, test_loop_block_device_is_scanned);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
