@@ -3,7 +3,7 @@
  * libsparse-map: which byte ranges of a file hold data, and which are holes.
  *
  * Every function but sparse_map_lseek() returns a negative errno value on
- * failure and leaves errno alone.  The man pages (man 3 sparse_map) hold the
+ * failure; errno is not part of their answer (system calls inside may set it).  The man pages (man 3 sparse_map) hold the
  * full contract; each declaration here says it in a line or two.
  */
 #ifndef SPARSE_MAP_H

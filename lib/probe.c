@@ -115,13 +115,12 @@ static int probe(struct sparse_map *map)
 	}
 	if (map->is_blockdev) {
 		/* No file system describes a device's holes: only its bytes
-		 * can.  The kernel's SEEK on a device is the all-data stub. */
+		 * can.  Linux refuses SEEK_DATA/SEEK_HOLE on devices (EINVAL),
+		 * so an fd that cannot be read cannot be mapped at all. */
 		if (map->readable)
 			return use(map, SPARSE_MAP_BACKEND_SCAN,
 				   "a block device: only its bytes say where zeroes are");
-		if (backends[SPARSE_MAP_BACKEND_SEEK])
-			return use(map, SPARSE_MAP_BACKEND_SEEK,
-				   "a block device not open for reading: all data");
+		sm_debug(map, "a block device not open for reading: nothing can map it");
 		return -EBADF;
 	}
 
