@@ -78,7 +78,7 @@ static int attach_loop(const char *file)
 	}
 	close(back);
 	memset(&info, 0, sizeof(info));
-	info.lo_flags = LO_FLAGS_AUTOCLEAR | LO_FLAGS_READ_ONLY;
+	info.lo_flags = LO_FLAGS_AUTOCLEAR;
 	ioctl(dev, LOOP_SET_STATUS64, &info);
 	return dev;
 }
@@ -274,7 +274,7 @@ START_TEST(test_loop_block_device_is_scanned)
 	struct th_map m;
 	struct sparse_map *map;
 	int fd = th_create(top, backing, sizeof(backing));
-	int dev, rd;
+	int dev, rd, wr;
 
 	th_truncate(fd, 4 << 20);
 	th_fill(fd, 1 << 20, 4096);
@@ -295,6 +295,12 @@ START_TEST(test_loop_block_device_is_scanned)
 		      "%s: %s", loopdev, th_describe(&m));
 	th_map_free(&m);
 	ck_assert_int_eq(sparse_map_open(rd, SPARSE_MAP_BACKEND_FIEMAP, 0, &map), -EOPNOTSUPP);
+	/* Linux refuses SEEK_HOLE on a device: nothing but reading maps it. */
+	ck_assert_int_eq(sparse_map_open(rd, SPARSE_MAP_BACKEND_SEEK, 0, &map), -EOPNOTSUPP);
+	wr = open(loopdev, O_WRONLY);
+	ck_assert_int_ge(wr, 0);
+	ck_assert_int_eq(sparse_map_open(wr, SPARSE_MAP_BACKEND_AUTO, 0, &map), -EBADF);
+	close(wr);
 	ck_assert_int_eq(sparse_map_lseek(rd, 0, SPARSE_MAP_SEEK_DATA), 1 << 20);
 	close(rd);
 }
