@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Runs the EXAMPLES program of each man page (built by make check from the
+# page itself, see man/local.mk) on the demo file the pages describe, and
+# checks it prints what the page says: 3 MiB with 64 KiB of data at 0 and
+# 64 KiB at 2 MiB.
+set -euo pipefail
+
+build=${top_builddir:-.}
+ex=$build/man/examples
+
+# tmpfs reports holes page by page, whatever the build directory is on.
+dir=$build
+if [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+	dir=/dev/shm
+fi
+work=$(mktemp -d "$dir/sm-man-examples.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+demo=$work/demo
+head -c 65536 /dev/zero | tr '\0' y > "$work/chunk"
+truncate -s 3M "$demo"
+dd if="$work/chunk" of="$demo" conv=notrunc status=none
+dd if="$work/chunk" of="$demo" bs=1M seek=2 conv=notrunc status=none
+
+unset SPARSE_MAP_BACKEND SPARSE_MAP_DEBUG
+fail=0
+# expect NAME EXPECTED ARGS...: the program's output (less lines starting
+# with #, which name the backend) must be EXPECTED, and its status 0.
+expect() {
+	local name=$1 want=$2 got
+	shift 2
+	if ! got=$("$ex/$name" "$@" 2>"$work/stderr" | grep -v '^#'); then
+		echo "FAIL: $name $*: exit status not 0: $(cat "$work/stderr")"
+		fail=1
+	elif [ "$got" != "$want" ]; then
+		printf 'FAIL: %s %s:\n--- expected\n%s\n--- got\n%s\n' "$name" "$*" "$want" "$got"
+		fail=1
+	else
+		echo "PASS: $name $*"
+	fi
+}
+
+map='data 0 65536
+hole 65536 2031616
+data 2097152 65536
+hole 2162688 983040'
+expect sparse_map "$map" "$demo"
+
+for b in auto seek fiemap scan; do
+	out=$("$ex/sparse_map_open" "$b" "$demo" 2>/dev/null) || { echo "FAIL: sparse_map_open $b"; fail=1; continue; }
+	case $out in
+	*": 131072 data, 3014656 hole") echo "PASS: sparse_map_open $b: $out" ;;
+	*) echo "FAIL: sparse_map_open $b: $out"; fail=1 ;;
+	esac
+done
+
+expect sparse_map_next 'hole 100000 1997152
+data 2097152 65536
+hole 2162688 983040
+2 data ranges in all' "$demo" 100000
+if "$ex/sparse_map_next" "$demo" 3145729 >/dev/null 2>&1; then
+	echo "FAIL: sparse_map_next past the end did not fail"
+	fail=1
+fi
+
+out=$("$ex/sparse_map_get_backend" "$demo")
+if grep -qx 'scan: scan, 3145728 bytes' <<<"$out" &&
+   grep -qE '^auto: (seek|fiemap|scan), 3145728 bytes$' <<<"$out" &&
+   [ "$(wc -l <<<"$out")" = 4 ]; then
+	echo "PASS: sparse_map_get_backend"
+else
+	printf 'FAIL: sparse_map_get_backend:\n%s\n' "$out"
+	fail=1
+fi
+
+expect sparse_map_lseek 'data 0 65536
+data 2097152 65536' "$demo"
+
+exit "$fail"
