@@ -1,1 +1,46 @@
 # Rules for examples/, included by the top-level Makefile.am.
+#
+# The examples are built by plain `make` (so `make demo` and the README's
+# first command work) and tested by `make check`.
+
+noinst_PROGRAMS += examples/sparse-ls examples/sparse-cp
+examples_sparse_ls_SOURCES = examples/sparse-ls.c examples/example.h
+examples_sparse_ls_LDADD = lib/libsparse-map.la
+examples_sparse_cp_SOURCES = examples/sparse-cp.c examples/example.h
+examples_sparse_cp_LDADD = lib/libsparse-map.la
+
+# Makes the layouts of tests/helpers.c for the shell tests, and compares
+# 16 GiB sparse files without reading their holes.
+check_PROGRAMS += examples/layout-tool
+examples_layout_tool_SOURCES = examples/layout-tool.c
+examples_layout_tool_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
+examples_layout_tool_LDADD = tests/libhelpers.la lib/libsparse-map.la
+
+EXAMPLE_TESTS = \
+	examples/test-sparse-ls.sh \
+	examples/test-sparse-cp.sh \
+	examples/test-sparse-cp-append.sh \
+	examples/test-downstream.sh
+TESTS += $(EXAMPLE_TESTS)
+dist_check_SCRIPTS += $(EXAMPLE_TESTS)
+EXTRA_DIST += \
+	examples/test-lib.sh \
+	examples/downstream/Makefile \
+	examples/downstream/map-file.c
+# test-downstream.sh installs the build into a scratch DESTDIR with this make.
+AM_TESTS_ENVIRONMENT += MAKE='$(MAKE)'; export MAKE;
+
+# `make demo`: a small sparse file (data, a hole, data, a trailing hole)
+# and its map.
+DEMO_FILE = examples/demo.img
+CLEANFILES += $(DEMO_FILE) examples/demo.data
+demo: examples/sparse-ls$(EXEEXT)
+	$(AM_V_GEN)rm -f $(DEMO_FILE) examples/demo.data && \
+	yes 'libsparse-map demo' | head -c 65536 > examples/demo.data && \
+	truncate -s 4M $(DEMO_FILE) && \
+	dd if=examples/demo.data of=$(DEMO_FILE) bs=64k count=1 conv=notrunc status=none && \
+	dd if=examples/demo.data of=$(DEMO_FILE) bs=64k count=1 seek=16 conv=notrunc status=none && \
+	rm -f examples/demo.data
+	@echo '$$ examples/sparse-ls $(DEMO_FILE)'
+	@examples/sparse-ls $(DEMO_FILE)
+.PHONY: demo
