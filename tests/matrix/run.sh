@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The file-system matrix: mount each file system (ext4, XFS, Btrfs, tmpfs,
+# ramfs, ext2, overlayfs over ext4, squashfs, a FUSE file system without
+# lseek, a loop block device) and run tests/matrix/matrix on it.  Prints the
+# table (also into tests/matrix/matrix-table.txt in the build tree, for the
+# CI log) and fails if any row has failures.  A file system that cannot be
+# mounted here gets a "skipped" row.
+#
+#   SM_MATRIX_SEEDS     random layouts per file system (default 32; about
+#                       a minute here, and 0.8 s more per seed)
+#   SM_MATRIX_SEED      first seed (default: from the clock; the table says which)
+#   SM_MATRIX_SCAN_MAX  forced SCAN reads files up to this size (default 1 GiB)
+set -euo pipefail
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$PWD}
+# shellcheck source-path=SCRIPTDIR/../..
+# shellcheck source=tests/mounts.sh
+. "$top_srcdir/tests/mounts.sh"
+sm_mounts_require_root
+
+matrix=$top_builddir/tests/matrix/matrix
+fuse=$top_builddir/tests/matrix/fuse-nolseek
+table=$top_builddir/tests/matrix/matrix-table.txt
+export SM_MATRIX_SEEDS=${SM_MATRIX_SEEDS:-32}
+export SM_MATRIX_SEED=${SM_MATRIX_SEED:-$(( $(date +%s) % 1000000 * 1000 ))}
+# Where reading a hole pins memory (ramfs) or goes through a daemon or a
+# device (FUSE, loop, squashfs), files stay small.
+small=$((256 << 20))
+# The rows whose files are all made first (overlay's lower layer, squashfs)
+# keep every file at once, on an image or in memory: at most this many.
+build_seeds=$((SM_MATRIX_SEEDS < 32 ? SM_MATRIX_SEEDS : 32))
+
+fuse_pid=
+fuse_dir=
+# Unmount the FUSE file system, then make sure its daemon is gone.
+stop_fuse() {
+	if [ -n "$fuse_dir" ]; then
+		fusermount3 -u "$fuse_dir" 2>/dev/null || umount -l "$fuse_dir" 2>/dev/null || true
+		fuse_dir=
+	fi
+	if [ -n "$fuse_pid" ]; then
+		kill "$fuse_pid" 2>/dev/null || true
+		wait "$fuse_pid" 2>/dev/null || true
+		fuse_pid=
+	fi
+}
+matrix_cleanup() {
+	stop_fuse
+	sm_mounts_cleanup
+}
+sm_mounts_init
+trap 'matrix_cleanup' EXIT
+trap 'matrix_cleanup; exit 130' INT TERM HUP
+
+failed=0
+durations=()
+: >"$table"
+{
+	echo "file-system matrix: $SM_MATRIX_SEEDS random layouts per file system from seed $SM_MATRIX_SEED (replay: SM_MATRIX_SEED=$SM_MATRIX_SEED)"
+	"$matrix" --header
+} >>"$table"
+
+skip_row() {
+	printf '%-16s %-8s skipped: %s\n' "$1" "all" "$2" >>"$table"
+}
+
+# run_matrix LABEL ARGS...: one matrix run, its rows into the table.
+run_matrix() {
+	local label=$1 rc=0 t0=$SECONDS
+	shift
+	"$matrix" --label "$label" "$@" >>"$table" || rc=$?
+	durations+=("$label $((SECONDS - t0))s")
+	case $rc in
+	0) ;;
+	77) skip_row "$label" "not possible here (see the log)" ;;
+	*) echo "$label: the matrix found failures (rc $rc)" >&2; failed=1 ;;
+	esac
+}
+
+# The plain file systems, each on a fresh mount.
+for fs in ext4 xfs btrfs ext2 tmpfs ramfs; do
+	args=()
+	case $fs in
+	tmpfs) args=(--scan-max $((1 << 40))) ;;	# holes read from the zero page
+	ramfs) args=(--max-size "$small") ;;
+	esac
+	if sm_mount "$fs"; then
+		run_matrix "$fs" "${args[@]}" "$SM_DIR"
+	else
+		skip_row "$fs" "cannot mount $fs here"
+	fi
+done
+
+# overlayfs, upper and lower on one ext4: new files (in the upper layer),
+# and files made in the lower layer before the mount, read through it.
+if SM_IMAGE_SIZE=2G sm_mount ext4 ovl-base; then
+	base=$SM_DIR
+	mkdir -p "$base/lower" "$base/upper" "$base/work" "$base/merged"
+	if ! "$matrix" --build --seeds "$build_seeds" "$base/lower" >/dev/null; then
+		echo "overlay: could not make the lower layer's files" >&2
+		failed=1
+	elif mount -t overlay overlay -o "lowerdir=$base/lower,upperdir=$base/upper,workdir=$base/work" \
+		"$base/merged"; then
+		sm_track_mount "$base/merged"
+		run_matrix overlay "$base/merged"
+		run_matrix overlay-lower --existing "$base/merged"
+	else
+		skip_row overlay "cannot mount overlayfs here"
+	fi
+else
+	skip_row overlay "cannot mount its ext4 here"
+fi
+
+# squashfs: read-only, so the files are made first (on tmpfs), packed, and
+# each file in the image is checked, its SCAN map against the original's.
+if ! command -v mksquashfs >/dev/null 2>&1; then
+	skip_row squashfs "mksquashfs (squashfs-tools) is not installed"
+elif sm_mount tmpfs sqsrc; then
+	src=$SM_DIR
+	mnt=$SM_MOUNT_ROOT/squashfs
+	mkdir -p "$mnt"
+	if ! "$matrix" --build --seeds "$build_seeds" --max-size "$small" "$src" >/dev/null; then
+		echo "squashfs: could not make its files" >&2
+		failed=1
+	elif mksquashfs "$src" "$SM_MOUNT_ROOT/sq.img" -noappend -quiet -no-progress >/dev/null &&
+		mount -t squashfs -o loop,ro "$SM_MOUNT_ROOT/sq.img" "$mnt"; then
+		sm_track_mount "$mnt"
+		run_matrix squashfs --existing --max-size "$small" --reference "$src" "$mnt"
+	else
+		skip_row squashfs "cannot make or mount a squashfs image here"
+	fi
+else
+	skip_row squashfs "cannot mount tmpfs for its source files"
+fi
+
+# FUSE without lseek, passing through to a tmpfs.
+if [ ! -x "$fuse" ]; then
+	skip_row fuse "built without libfuse3"
+elif [ ! -c /dev/fuse ]; then
+	skip_row fuse "no /dev/fuse"
+elif sm_mount tmpfs fuse-back; then
+	back=$SM_DIR
+	mkdir -p "$SM_MOUNT_ROOT/fuse"
+	"$fuse" "$back" "$SM_MOUNT_ROOT/fuse" &
+	fuse_pid=$!
+	fuse_dir=$SM_MOUNT_ROOT/fuse
+	for _ in $(seq 50); do
+		grep -q " $fuse_dir fuse" /proc/mounts && break
+		sleep 0.1
+	done
+	if grep -q " $fuse_dir fuse" /proc/mounts; then
+		run_matrix fuse-nolseek --max-size "$small" "$fuse_dir"
+	else
+		skip_row fuse-nolseek "the FUSE file system did not mount"
+	fi
+	stop_fuse
+else
+	skip_row fuse-nolseek "cannot mount tmpfs for its backing directory"
+fi
+
+# A read-only loop block device over each layout (the files on tmpfs).
+if sm_mount tmpfs loopsrc; then
+	run_matrix loop --loop --max-size "$small" "$SM_DIR"
+else
+	skip_row loop "cannot mount tmpfs for its backing files"
+fi
+
+echo "seconds per file system (mkfs and mount not counted): ${durations[*]}; all: ${SECONDS}s" >>"$table"
+cat "$table"
+if [ "$failed" != 0 ]; then
+	echo "FAIL: the matrix found failures; the log above has each with its seed, layout and replay command"
+	exit 1
+fi
