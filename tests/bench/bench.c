@@ -1,0 +1,910 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The benchmark's measuring half: tests/bench/run.sh decides which file
+ * systems and sizes, this program makes the files, times the library
+ * against the bare system calls and the tools people use, and prints rows
+ * of one Markdown table.
+ *
+ * Every figure is the median of several repetitions, and every ratio is the
+ * median of ratios taken side by side within one repetition, the order of
+ * the contestants turning round each time so that neither always runs on a
+ * warmer cache.  A ratio that misses its target is marked, never fatal: the
+ * program fails only when it cannot measure (a map error, a tool that fails,
+ * a copy that is not identical to its source).
+ *
+ *   bench header
+ *   bench mkfrag FILE RUNS           4 KiB of data every 64 KiB (pwrite), then fsync
+ *   bench mkzero FILE SIZE DATA sparse|full
+ *                                    DATA bytes in 4 KiB runs spread evenly,
+ *                                    the rest holes or written zeroes
+ *   bench map FS FILE RUNS REPS      library against the bare SEEK / FIEMAP loop
+ *   bench scan FS FILE RUNS REPS BACKEND [zeroes]
+ *                                    a reading map against cat and cp --sparse=always
+ *   bench copy FS FILE REPS COPIER   COPIER against cp --sparse=auto|always
+ *   bench memory FS SMALL BIG NSMALL NBIG
+ *                                    peak RSS mapping each of two fragmented files
+ *   bench rss FILE BACKEND           (the child memory runs) map, print VmHWM
+ *   bench note FS TEXT               a row that only says something
+ *   bench size N[K|M|G]              N in bytes, for run.sh
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef SM_HAVE_FIEMAP
+#include <linux/fs.h>
+#include <linux/fiemap.h>
+#endif
+
+#include "sparse_map.h"
+
+extern char **environ;
+
+#define RUN_LEN 4096
+#define FRAG_STRIDE (64 * 1024)
+/* lib/backend-fiemap.c asks for this many extents per call. */
+#define FIEMAP_BATCH 512
+#define MAX_REPS 64
+
+static const char *prog = "bench";
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+	double s[MAX_REPS];
+
+	memcpy(s, v, (size_t)n * sizeof(*s));
+	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static long long parse_num(const char *s)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || v < 0)
+		die("not a number: %s", s);
+	switch (*end) {
+	case 'K': v <<= 10; end++; break;
+	case 'M': v <<= 20; end++; break;
+	case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		die("not a number: %s", s);
+	return v;
+}
+
+static int parse_reps(const char *s)
+{
+	long long r = parse_num(s);
+
+	if (r < 1 || r > MAX_REPS)
+		die("repetitions must be 1..%d", MAX_REPS);
+	return (int)r;
+}
+
+/* 12,345,678 */
+static const char *grouped(long long v, char *buf, size_t len)
+{
+	char raw[32];
+	size_t n, o = 0;
+
+	snprintf(raw, sizeof(raw), "%lld", v);
+	n = strlen(raw);
+	for (size_t i = 0; i < n && o + 2 < len; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = raw[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static const char *human_size(long long v, char *buf, size_t len)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	double x = (double)v / 1024;
+	int u = 0;
+
+	while (x >= 1024 && u < 3) {
+		x /= 1024;
+		u++;
+	}
+	if (x == (double)(long long)x)
+		snprintf(buf, len, "%.0f %s", x, unit[u]);
+	else
+		snprintf(buf, len, "%.1f %s", x, unit[u]);
+	return buf;
+}
+
+static const char *seconds(double t, char *buf, size_t len)
+{
+	if (t < 1e-3)
+		snprintf(buf, len, "%.0f us", t * 1e6);
+	else if (t < 1)
+		snprintf(buf, len, "%.1f ms", t * 1e3);
+	else
+		snprintf(buf, len, "%.2f s", t);
+	return buf;
+}
+
+/* One row of the table.  limit < 0: no target, only a measurement. */
+static void row(const char *fs, const char *what, const char *file, const char *mine,
+		const char *base, double ratio, double limit, bool strict, const char *note)
+{
+	char target[32] = "none";
+	const char *mark = note ? note : "";
+
+	if (limit >= 0) {
+		/* Judged as printed, so that a row never reads "1.00 <= 1.00 MISS". */
+		double shown = (double)(long long)(ratio * 100 + 0.5) / 100;
+		bool ok = strict ? shown < limit : shown <= limit;
+
+		snprintf(target, sizeof(target), "%s %.2f", strict ? "<" : "<=", limit);
+		if (!note)
+			mark = ok ? "met" : "**MISS**";
+	}
+	printf("| %s | %s | %s | %s | %s | %.2f | %s | %s |\n",
+	       fs, what, file, mine, base, ratio, target, mark);
+	fflush(stdout);
+}
+
+static int open_or_die(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		die("%s: %s", path, strerror(errno));
+	return fd;
+}
+
+static void pwrite_all(int fd, const void *buf, size_t len, off_t off, const char *path)
+{
+	while (len > 0) {
+		ssize_t w = pwrite(fd, buf, len, off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			die("%s: write: %s", path, w < 0 ? strerror(errno) : "short");
+		buf = (const char *)buf + w;
+		len -= (size_t)w;
+		off += w;
+	}
+}
+
+static void fill_run(unsigned char *buf, long long i)
+{
+	for (size_t j = 0; j < RUN_LEN; j++)
+		buf[j] = (unsigned char)(0x5a ^ (i * 31 + (long long)j) % 251) | 1;
+}
+
+static void finish_file(int fd, const char *path)
+{
+	if (fsync(fd) < 0)
+		die("%s: fsync: %s", path, strerror(errno));
+	close(fd);
+}
+
+static void cmd_mkfrag(const char *path, long long runs)
+{
+	unsigned char buf[RUN_LEN];
+	int fd = open_or_die(path, O_RDWR | O_CREAT | O_TRUNC);
+
+	/* The size first, so that no write extends the file: XFS meets
+	 * extending writes with speculative preallocation, which would fill
+	 * the holes with unwritten extents (and the image with them). */
+	if (runs > 0 && ftruncate(fd, (off_t)((runs - 1) * FRAG_STRIDE + RUN_LEN)) < 0)
+		die("%s: truncate: %s", path, strerror(errno));
+	for (long long i = 0; i < runs; i++) {
+		fill_run(buf, i);
+		pwrite_all(fd, buf, sizeof(buf), (off_t)(i * FRAG_STRIDE), path);
+	}
+	finish_file(fd, path);
+}
+
+/* DATA bytes in 4 KiB runs spread evenly through SIZE; with full, the
+ * bytes between them are written zeroes instead of holes. */
+static void cmd_mkzero(const char *path, long long size, long long data, bool full)
+{
+	long long runs = data / RUN_LEN;
+	long long stride;
+	int fd = open_or_die(path, O_RDWR | O_CREAT | O_TRUNC);
+
+	if (runs < 1 || size % RUN_LEN || size / runs < RUN_LEN)
+		die("mkzero: %lld bytes of data do not fit %lld", data, size);
+	stride = size / runs / RUN_LEN * RUN_LEN;
+	if (full) {
+		size_t chunk = 1 << 20;
+		unsigned char *buf = calloc(1, chunk);
+
+		if (!buf)
+			die("out of memory");
+		for (long long off = 0; off < size; off += (long long)chunk) {
+			size_t len = size - off < (long long)chunk ? (size_t)(size - off) : chunk;
+
+			memset(buf, 0, len);
+			for (long long i = (off + stride - 1) / stride; i < runs && i * stride < off + (long long)len; i++)
+				fill_run(buf + (i * stride - off), i);
+			pwrite_all(fd, buf, len, (off_t)off, path);
+		}
+		free(buf);
+	} else {
+		unsigned char buf[RUN_LEN];
+
+		if (ftruncate(fd, (off_t)size) < 0)
+			die("%s: truncate: %s", path, strerror(errno));
+		for (long long i = 0; i < runs; i++) {
+			fill_run(buf, i);
+			pwrite_all(fd, buf, sizeof(buf), (off_t)(i * stride), path);
+		}
+	}
+	finish_file(fd, path);
+}
+
+static enum sparse_map_backend backend_id(const char *name)
+{
+	for (int id = SPARSE_MAP_BACKEND_SEEK; id <= SPARSE_MAP_BACKEND_SCAN; id++)
+		if (strcmp(name, sparse_map_backend_name(id)) == 0)
+			return id;
+	die("no backend %s", name);
+}
+
+struct count {
+	long long ranges;
+	long long data_ranges;
+	long long data_bytes;
+};
+
+/* The whole file through the library; any error is fatal. */
+static struct count lib_map(int fd, enum sparse_map_backend backend, unsigned int flags)
+{
+	struct sparse_map *map;
+	struct sparse_map_range r;
+	struct count c = { 0, 0, 0 };
+	int rc = sparse_map_open(fd, backend, flags, &map);
+
+	if (rc < 0)
+		die("sparse_map_open(%s): %s", sparse_map_backend_name(backend), strerror(-rc));
+	while ((rc = sparse_map_next(map, &r)) == 1) {
+		c.ranges++;
+		if (r.kind == SPARSE_MAP_DATA) {
+			c.data_ranges++;
+			c.data_bytes += r.length;
+		}
+	}
+	sparse_map_close(map);
+	if (rc < 0)
+		die("sparse_map_next(%s): %s", sparse_map_backend_name(backend), strerror(-rc));
+	return c;
+}
+
+#ifdef SM_HAVE_SEEK
+/* The least a program can do to map a file with lseek: two calls a data range. */
+static struct count bare_seek(int fd, off_t size)
+{
+	struct count c = { 0, 0, 0 };
+	off_t pos = 0;
+
+	while (pos < size) {
+		off_t data = lseek(fd, pos, SEEK_DATA);
+		off_t hole;
+
+		if (data < 0 && errno == ENXIO) {
+			c.ranges++;	/* a hole to the end */
+			break;
+		}
+		if (data < 0)
+			die("SEEK_DATA: %s", strerror(errno));
+		if (data > pos)
+			c.ranges++;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0)
+			die("SEEK_HOLE: %s", strerror(errno));
+		c.ranges++;
+		c.data_ranges++;
+		c.data_bytes += (hole < size ? hole : size) - data;
+		pos = hole;
+	}
+	return c;
+}
+#endif
+
+#ifdef SM_HAVE_FIEMAP
+#define FIEMAP_BUFSIZE (sizeof(struct fiemap) + FIEMAP_BATCH * sizeof(struct fiemap_extent))
+
+/* What lib/backend-fiemap.c still calls a hole among the flags of an
+ * unwritten extent. */
+#define HOLE_SAFE_FLAGS (FIEMAP_EXTENT_LAST | FIEMAP_EXTENT_UNWRITTEN | \
+			 FIEMAP_EXTENT_MERGED | FIEMAP_EXTENT_SHARED)
+
+/* The least a program can do with FIEMAP and get the library's answer:
+ * batches as large as the library's, FIEMAP_FLAG_SYNC on every call as the
+ * library asks, unwritten extents are holes (XFS makes them from its
+ * speculative preallocation even without fallocate), touching extents one
+ * range. */
+static int bare_fiemap(int fd, off_t size, struct fiemap *fm, struct count *c)
+{
+	uint64_t pos = 0, data_end = 0;
+
+	*c = (struct count){ 0, 0, 0 };
+	while (pos < (uint64_t)size) {
+		struct fiemap_extent *e = fm->fm_extents;
+		unsigned int n;
+
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = pos;
+		fm->fm_length = (uint64_t)size - pos;
+		fm->fm_flags = FIEMAP_FLAG_SYNC;
+		fm->fm_extent_count = FIEMAP_BATCH;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0)
+			return -errno;
+		n = fm->fm_mapped_extents;
+		for (unsigned int i = 0; i < n; i++) {
+			uint64_t lo = e[i].fe_logical, hi = lo + e[i].fe_length;
+
+			if ((e[i].fe_flags & FIEMAP_EXTENT_UNWRITTEN) &&
+			    !(e[i].fe_flags & ~(uint32_t)HOLE_SAFE_FLAGS))
+				continue;
+			if (hi > (uint64_t)size)
+				hi = (uint64_t)size;
+			if (c->data_ranges && lo <= data_end) {
+				if (hi > data_end) {
+					c->data_bytes += (long long)(hi - data_end);
+					data_end = hi;
+				}
+				continue;
+			}
+			if (lo > data_end)
+				c->ranges++;	/* the hole before it */
+			c->ranges++;
+			c->data_ranges++;
+			c->data_bytes += (long long)(hi - lo);
+			data_end = hi;
+		}
+		if (n == 0 || (e[n - 1].fe_flags & FIEMAP_EXTENT_LAST))
+			break;
+		pos = e[n - 1].fe_logical + e[n - 1].fe_length;
+	}
+	if (data_end < (uint64_t)size)
+		c->ranges++;
+	return 0;
+}
+#endif
+
+static off_t file_size(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		die("%s: %s", path, strerror(errno));
+	return st.st_size;
+}
+
+static void check_same(const char *what, const struct count *lib, const struct count *bare)
+{
+	if (lib->ranges != bare->ranges || lib->data_bytes != bare->data_bytes)
+		die("%s: the library found %lld ranges (%lld data bytes), the bare loop %lld (%lld)",
+		    what, lib->ranges, lib->data_bytes, bare->ranges, bare->data_bytes);
+}
+
+/* Library against bare loop for one backend; nothing printed if the file
+ * system cannot do it (then a note row). */
+static void map_rows(const char *fs, const char *path, long long runs, int reps,
+		     enum sparse_map_backend backend)
+{
+	const char *name = sparse_map_backend_name(backend);
+	int fd = open_or_die(path, O_RDONLY);
+	off_t size = file_size(fd, path);
+	double tl[MAX_REPS], tb[MAX_REPS], ratio[MAX_REPS];
+	struct count lc, bc = { 0, 0, 0 };
+	char what[64], file[64], mine[64], base[96], n[32], m[32];
+	struct sparse_map *probe;
+	int rc;
+#ifdef SM_HAVE_FIEMAP
+	struct fiemap *fm = calloc(1, FIEMAP_BUFSIZE);
+
+	if (!fm)
+		die("out of memory");
+#endif
+	snprintf(what, sizeof(what), "map, %s", name);
+	snprintf(file, sizeof(file), "%s runs", grouped(runs, n, sizeof(n)));
+
+	rc = sparse_map_open(fd, backend, 0, &probe);
+	if (rc < 0) {
+		snprintf(mine, sizeof(mine), "not run: %s", strerror(-rc));
+		printf("| %s | %s | %s | %s | | | | n/a |\n", fs, what, file, mine);
+		goto out;
+	}
+	sparse_map_close(probe);
+
+	/* One untimed pass each, so both start from the same warm caches. */
+	for (int r = -1; r < reps; r++) {
+		double t0, t1, t2;
+		bool lib_first = r % 2 == 0;
+
+		for (int turn = 0; turn < 2; turn++) {
+			t0 = now();
+			if (lib_first == (turn == 0)) {
+				lc = lib_map(fd, backend, 0);
+				t1 = now();
+				if (r >= 0)
+					tl[r] = t1 - t0;
+				continue;
+			}
+#ifdef SM_HAVE_SEEK
+			if (backend == SPARSE_MAP_BACKEND_SEEK)
+				bc = bare_seek(fd, size);
+#endif
+#ifdef SM_HAVE_FIEMAP
+			if (backend == SPARSE_MAP_BACKEND_FIEMAP && (rc = bare_fiemap(fd, size, fm, &bc)) < 0)
+				die("FIEMAP: %s", strerror(-rc));
+#endif
+			t2 = now();
+			if (r >= 0)
+				tb[r] = t2 - t0;
+		}
+		if (r >= 0)
+			ratio[r] = tl[r] / tb[r];
+	}
+	check_same(what, &lc, &bc);
+	snprintf(mine, sizeof(mine), "%.0f ns/range", median(tl, reps) / (double)lc.ranges * 1e9);
+	snprintf(base, sizeof(base), "%.0f ns/range (bare %s loop)",
+		 median(tb, reps) / (double)bc.ranges * 1e9,
+		 backend == SPARSE_MAP_BACKEND_SEEK ? "lseek" : "FIEMAP");
+	snprintf(file, sizeof(file), "%s runs, %s ranges", grouped(runs, n, sizeof(n)),
+		 grouped(lc.ranges, m, sizeof(m)));
+	row(fs, what, file, mine, base, median(ratio, reps), 1.10, false, NULL);
+out:
+#ifdef SM_HAVE_FIEMAP
+	free(fm);
+#endif
+	close(fd);
+}
+
+static void cmd_map(const char *fs, const char *path, long long runs, int reps)
+{
+#ifdef SM_HAVE_SEEK
+	map_rows(fs, path, runs, reps, SPARSE_MAP_BACKEND_SEEK);
+#endif
+#ifdef SM_HAVE_FIEMAP
+	map_rows(fs, path, runs, reps, SPARSE_MAP_BACKEND_FIEMAP);
+#endif
+}
+
+/* Run argv with stdout on /dev/null; the time it took, or die if it failed. */
+static double run_tool(char *const argv[])
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status, rc;
+	double t0, t1;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	t0 = now();
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
+		die("%s: %s", argv[0], strerror(rc));
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	t1 = now();
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "%s: failed:", prog);
+		for (int i = 0; argv[i]; i++)
+			fprintf(stderr, " %s", argv[i]);
+		die(" (status %#x)", (unsigned int)status);
+	}
+	return t1 - t0;
+}
+
+static void unlink_if_there(const char *path)
+{
+	if (unlink(path) < 0 && errno != ENOENT)
+		die("%s: %s", path, strerror(errno));
+}
+
+/* A reading map (SCAN, or a backend with SPARSE_MAP_ZEROES) against the
+ * read bandwidth (cat) and against cp --sparse=always. */
+static void cmd_scan(const char *fs, const char *path, long long runs, int reps,
+		     const char *backend_name, bool zeroes)
+{
+	enum sparse_map_backend backend = backend_id(backend_name);
+	unsigned int flags = zeroes ? SPARSE_MAP_ZEROES : 0;
+	char dest[PATH_MAX];
+	char *cat_argv[] = { "cat", (char *)path, NULL };
+	char *cp_argv[] = { "cp", "--sparse=always", (char *)path, dest, NULL };
+	double t[3][MAX_REPS], rcat[MAX_REPS], rcp[MAX_REPS];
+	struct count c = { 0, 0, 0 };
+	char what[64], file[96], mine[64], base[96], a[32], b[32];
+	int fd = open_or_die(path, O_RDONLY);
+	off_t size = file_size(fd, path);
+
+	snprintf(dest, sizeof(dest), "%s.cp", path);
+
+	/* The first pass (untimed) fills the page cache, or on ramfs gives
+	 * the never written pages their zeroed memory: after it every
+	 * contestant reads the same cached pages. */
+	for (int r = -1; r < reps; r++) {
+		for (int turn = 0; turn < 3; turn++) {
+			int who = (turn + (r < 0 ? 0 : r)) % 3;
+			double d;
+
+			if (who == 0) {
+				double t0 = now();
+
+				c = lib_map(fd, backend, flags);
+				d = now() - t0;
+			} else if (who == 1) {
+				d = run_tool(cat_argv);
+			} else {
+				unlink_if_there(dest);
+				d = run_tool(cp_argv);
+				unlink_if_there(dest);
+			}
+			if (r >= 0)
+				t[who][r] = d;
+		}
+		if (r >= 0) {
+			rcat[r] = t[0][r] / t[1][r];
+			rcp[r] = t[0][r] / t[2][r];
+		}
+	}
+	close(fd);
+	if (c.data_ranges != runs || c.data_bytes < runs * RUN_LEN)
+		die("%s: %s found %lld data ranges, %lld bytes; the file has %lld runs",
+		    path, backend_name, c.data_ranges, c.data_bytes, runs);
+
+	snprintf(what, sizeof(what), "%s%s", zeroes ? backend_name : "SCAN", zeroes ? " + ZEROES" : "");
+	snprintf(file, sizeof(file), "%s %s, %s data", human_size(size, a, sizeof(a)),
+		 zeroes ? "written" : "sparse", human_size(runs * RUN_LEN, b, sizeof(b)));
+	snprintf(mine, sizeof(mine), "%s, %.1f GB/s", seconds(median(t[0], reps), a, sizeof(a)),
+		 (double)size / median(t[0], reps) / 1e9);
+	snprintf(base, sizeof(base), "%s, %.1f GB/s (cat > /dev/null)",
+		 seconds(median(t[1], reps), b, sizeof(b)), (double)size / median(t[1], reps) / 1e9);
+	row(fs, what, file, mine, base, median(rcat, reps), 1.0, false, NULL);
+	snprintf(base, sizeof(base), "%s (cp --sparse=always)", seconds(median(t[2], reps), b, sizeof(b)));
+	row(fs, what, file, mine, base, median(rcp, reps), 1.0, true, NULL);
+}
+
+/* Data and holes of a file as SEEK_DATA / SEEK_HOLE see them, appended to *v. */
+struct extents {
+	off_t *v;
+	size_t n, cap;
+};
+
+static void seek_extents(int fd, off_t size, struct extents *x)
+{
+	off_t pos = 0;
+
+	x->n = 0;
+	while (pos < size) {
+		off_t data = lseek(fd, pos, SEEK_DATA), hole;
+
+		if (data < 0)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0)
+			die("SEEK_HOLE: %s", strerror(errno));
+		if (x->n + 2 > x->cap) {
+			x->cap = x->cap ? 2 * x->cap : 1024;
+			x->v = realloc(x->v, x->cap * sizeof(*x->v));
+			if (!x->v)
+				die("out of memory");
+		}
+		x->v[x->n++] = data;
+		x->v[x->n++] = hole;
+		pos = hole;
+	}
+}
+
+static bool same_bytes(int a, int b, off_t from, off_t to)
+{
+	static unsigned char ba[1 << 20], bb[1 << 20];
+
+	while (from < to) {
+		size_t want = to - from < (off_t)sizeof(ba) ? (size_t)(to - from) : sizeof(ba);
+		ssize_t ga = pread(a, ba, want, from), gb = pread(b, bb, want, from);
+
+		if (ga < 0 || gb < 0)
+			die("compare: read: %s", strerror(errno));
+		if (ga != gb || memcmp(ba, bb, (size_t)ga) != 0)
+			return false;
+		if (ga == 0)
+			break;
+		from += ga;
+	}
+	return true;
+}
+
+/* Whether two files hold the same bytes, as cmp(1) would say.  When the
+ * kernel reports the same holes in both, only the data ranges need reading
+ * (a reported hole reads as zeroes); otherwise every byte is compared. */
+static bool same_file(const char *pa, const char *pb)
+{
+	static struct extents xa, xb;
+	int a = open_or_die(pa, O_RDONLY), b = open_or_die(pb, O_RDONLY);
+	off_t size = file_size(a, pa);
+	bool same = size == file_size(b, pb);
+
+	if (same) {
+		seek_extents(a, size, &xa);
+		seek_extents(b, size, &xb);
+		if (xa.n == xb.n && memcmp(xa.v, xb.v, xa.n * sizeof(*xa.v)) == 0) {
+			for (size_t i = 0; same && i < xa.n; i += 2)
+				same = same_bytes(a, b, xa.v[i], xa.v[i + 1]);
+		} else {
+			same = same_bytes(a, b, 0, size);
+		}
+	}
+	close(a);
+	close(b);
+	return same;
+}
+
+static long long blocks_of(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		die("%s: %s", path, strerror(errno));
+	return (long long)st.st_blocks;
+}
+
+/* COPIER SRC DEST against both cp modes.  Each copy must be identical;
+ * one that allocates more than the source lost holes, which is marked. */
+static void cmd_copy(const char *fs, const char *path, int reps, const char *copier)
+{
+	char dest[PATH_MAX], what[64], file[96], mine[64], base[96], a[32], b[32], note[64];
+	char *argv[3][5] = {
+		{ (char *)copier, (char *)path, dest, NULL, NULL },
+		{ "cp", "--sparse=auto", (char *)path, dest, NULL },
+		{ "cp", "--sparse=always", (char *)path, dest, NULL },
+	};
+	const char *base_name[3] = { NULL, "cp --sparse=auto", "cp --sparse=always" };
+	double t[3][MAX_REPS], ratio[3][MAX_REPS];
+	long long src_blocks = blocks_of(path), dst_blocks[3] = { 0, 0, 0 };
+	int fd = open_or_die(path, O_RDONLY);
+	off_t size = file_size(fd, path);
+
+	close(fd);
+	snprintf(dest, sizeof(dest), "%s.copy", path);
+	for (int r = -1; r < reps; r++) {
+		for (int turn = 0; turn < 3; turn++) {
+			int who = (turn + (r < 0 ? 0 : r)) % 3;
+			double d;
+
+			unlink_if_there(dest);
+			d = run_tool(argv[who]);
+			if (r < 0) {
+				/* Checked once, untimed: the copy is the source. */
+				if (!same_file(path, dest))
+					die("%s: the copy by %s differs from %s", dest, argv[who][0], path);
+				dst_blocks[who] = blocks_of(dest);
+			} else {
+				t[who][r] = d;
+			}
+			unlink_if_there(dest);
+		}
+		for (int who = 1; r >= 0 && who < 3; who++)
+			ratio[who][r] = t[0][r] / t[who][r];
+	}
+	snprintf(what, sizeof(what), "copy, %s", strrchr(copier, '/') ? strrchr(copier, '/') + 1 : copier);
+	snprintf(file, sizeof(file), "%s, %s stored", human_size(size, a, sizeof(a)),
+		 human_size(src_blocks * 512, b, sizeof(b)));
+	snprintf(mine, sizeof(mine), "%s, %s stored", seconds(median(t[0], reps), a, sizeof(a)),
+		 human_size(dst_blocks[0] * 512, b, sizeof(b)));
+	for (int who = 1; who < 3; who++) {
+		bool kept = dst_blocks[0] <= src_blocks + src_blocks / 100 + 8;
+		char c[32];
+
+		snprintf(base, sizeof(base), "%s, %s stored (%s)", seconds(median(t[who], reps), b, sizeof(b)),
+			 human_size(dst_blocks[who] * 512, c, sizeof(c)), base_name[who]);
+		snprintf(note, sizeof(note), "identical; %s", kept ? "holes kept" : "**HOLES LOST**");
+		row(fs, what, file, mine, base, median(ratio[who], reps), -1, false, note);
+	}
+}
+
+/* A "Key:  123 kB" line of /proc/self/status, or -1. */
+static long long status_kib(const char *key)
+{
+	long long kib = -1;
+	size_t len = strlen(key);
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, key, len) == 0 && sscanf(line + len, " %lld", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* In a child of its own: map the file and print the peak resident set,
+ * and the resident set just before mapping. */
+static void cmd_rss(const char *path, const char *backend_name)
+{
+	int fd = open_or_die(path, O_RDONLY);
+	long long before = status_kib("VmRSS:"), peak;
+
+	(void)lib_map(fd, backend_id(backend_name), 0);
+	close(fd);
+	peak = status_kib("VmHWM:");
+	if (peak < 0) {
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		peak = ru.ru_maxrss;	/* KiB on Linux and the BSDs */
+		before = peak;
+	}
+	printf("%lld %lld\n", peak, before);
+}
+
+/* The least peak of three fresh processes (it varies by a few pages with
+ * what the loader happens to map), and the least growth while mapping. */
+static void child_rss(const char *self, const char *path, const char *backend,
+		      long long *peak, long long *growth)
+{
+	char *argv[] = { (char *)self, "rss", (char *)path, (char *)backend, NULL };
+
+	*peak = *growth = LLONG_MAX;
+	for (int r = 0; r < 3; r++) {
+		posix_spawn_file_actions_t fa;
+		long long p, b;
+		int pipefd[2], status;
+		char out[64];
+		ssize_t got;
+		pid_t pid;
+
+		if (pipe(pipefd) < 0)
+			die("pipe: %s", strerror(errno));
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+		posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+		if (posix_spawn(&pid, self, &fa, NULL, argv, environ) != 0)
+			die("%s: cannot run itself", self);
+		posix_spawn_file_actions_destroy(&fa);
+		close(pipefd[1]);
+		got = read(pipefd[0], out, sizeof(out) - 1);
+		close(pipefd[0]);
+		waitpid(pid, &status, 0);
+		if (got <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			die("mapping %s with %s in a child failed", path, backend);
+		out[got] = '\0';
+		if (sscanf(out, "%lld %lld", &p, &b) != 2)
+			die("mapping %s with %s in a child: no figures", path, backend);
+		*peak = p < *peak ? p : *peak;
+		*growth = p - b < *growth ? p - b : *growth;
+	}
+}
+
+static void cmd_memory(const char *fs, const char *small, const char *big, long long nsmall,
+		       long long nbig)
+{
+	static const char *const backends[] = {
+#ifdef SM_HAVE_SEEK
+		"seek",
+#endif
+#ifdef SM_HAVE_FIEMAP
+		"fiemap",
+#endif
+	};
+	char self[PATH_MAX], what[64], file[96], mine[64], base[96], a[32], b[32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		die("cannot find my own program: %s", strerror(errno));
+	self[n] = '\0';
+	for (size_t i = 0; i < sizeof(backends) / sizeof(*backends); i++) {
+		struct sparse_map *map;
+		int fd = open_or_die(big, O_RDONLY);
+		int rc = sparse_map_open(fd, backend_id(backends[i]), 0, &map);
+		long long ks, kb, gs, gb;
+
+		sparse_map_close(map);
+		close(fd);
+		if (rc < 0)
+			continue;	/* the map rows say why */
+		child_rss(self, small, backends[i], &ks, &gs);
+		child_rss(self, big, backends[i], &kb, &gb);
+		/* The peak of a fresh process moves by ~100 KiB with what the
+		 * loader happens to fault in; what mapping adds to it does not. */
+		snprintf(what, sizeof(what), "peak RSS, %s", backends[i]);
+		snprintf(file, sizeof(file), "%s runs against %s", grouped(nbig, a, sizeof(a)),
+			 grouped(nsmall, b, sizeof(b)));
+		snprintf(mine, sizeof(mine), "+%lld KiB while mapping (peak %lld KiB)", gb, kb);
+		snprintf(base, sizeof(base), "+%lld KiB while mapping (peak %lld KiB)", gs, ks);
+		row(fs, what, file, mine, base, (double)gb / (double)(gs > 0 ? gs : 1), 1.10, false, NULL);
+	}
+}
+
+static void cmd_header(void)
+{
+	printf("| fs | measurement | file | libsparse-map | baseline | ratio | target | |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: see the comment at the top of tests/bench/bench.c\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+
+	if (strcmp(cmd, "header") == 0 && argc == 2)
+		cmd_header();
+	else if (strcmp(cmd, "mkfrag") == 0 && argc == 4)
+		cmd_mkfrag(argv[2], parse_num(argv[3]));
+	else if (strcmp(cmd, "mkzero") == 0 && argc == 6)
+		cmd_mkzero(argv[2], parse_num(argv[3]), parse_num(argv[4]),
+			   strcmp(argv[5], "full") == 0);
+	else if (strcmp(cmd, "map") == 0 && argc == 6)
+		cmd_map(argv[2], argv[3], parse_num(argv[4]), parse_reps(argv[5]));
+	else if (strcmp(cmd, "scan") == 0 && (argc == 7 || argc == 8))
+		cmd_scan(argv[2], argv[3], parse_num(argv[4]), parse_reps(argv[5]), argv[6],
+			 argc == 8 && strcmp(argv[7], "zeroes") == 0);
+	else if (strcmp(cmd, "copy") == 0 && argc == 6)
+		cmd_copy(argv[2], argv[3], parse_reps(argv[4]), argv[5]);
+	else if (strcmp(cmd, "memory") == 0 && argc == 7)
+		cmd_memory(argv[2], argv[3], argv[4], parse_num(argv[5]), parse_num(argv[6]));
+	else if (strcmp(cmd, "rss") == 0 && argc == 4)
+		cmd_rss(argv[2], argv[3]);
+	else if (strcmp(cmd, "size") == 0 && argc == 3)
+		printf("%lld\n", parse_num(argv[2]));
+	else if (strcmp(cmd, "note") == 0 && argc == 4)
+		printf("| %s | %s | | | | | | |\n", argv[2], argv[3]);
+	else
+		usage();
+	return 0;
+}

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The benchmark of issue 6, run by `make bench`: makes its files on each file
+# system, has tests/bench/bench measure them, and prints one Markdown table
+# (also kept in $top_builddir/tests/bench/last-run.md).
+#
+#   run.sh [--small] [--fs "ext4 xfs btrfs tmpfs ramfs"]
+#
+# As root every file system is a fresh mount of its own (tests/mounts.sh);
+# otherwise everything happens in the build directory.  --small is the
+# version of seconds that CI runs.  SM_IMAGE_SIZE sets the loop images' size.
+# The numbers are measurements: a missed target is marked in the table, and
+# the run fails only when something cannot be measured.
+set -euo pipefail
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$PWD}"
+export top_srcdir top_builddir
+
+# As root, re-runs this script in a mount namespace of its own.
+# shellcheck source=tests/mounts.sh
+. "$top_srcdir/tests/mounts.sh"
+
+small=0
+fs_list="ext4 xfs btrfs tmpfs ramfs"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--small) small=1 ;;
+	--fs) fs_list=$2; shift ;;
+	*) echo "usage: $0 [--small] [--fs \"ext4 xfs btrfs tmpfs ramfs\"]" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+bench=$top_builddir/tests/bench/bench
+copier=$top_builddir/examples/sparse-cp
+out=$top_builddir/tests/bench/last-run.md
+# With a shared library libtool builds the real program under .libs/ behind
+# a wrapper script, whose start-up (a shell) would be timed with each copy.
+if [ -x "$top_builddir/examples/.libs/sparse-cp" ]; then
+	copier=$top_builddir/examples/.libs/sparse-cp
+	export LD_LIBRARY_PATH=$top_builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+[ -x "$bench" ] || { echo "$bench is not built: run make first" >&2; exit 1; }
+
+if [ "$small" = 1 ]; then
+	frag_runs=(1000 10000)
+	frag_reps=(5 5)
+	scan_size=64M scan_data=2M scan_reps=3
+	copy_size=256M copy_data=4M copy_reps=1
+	image_size=${SM_IMAGE_SIZE:-2G}
+else
+	frag_runs=(100000 1000000)
+	frag_reps=(15 7)
+	scan_size=2G scan_data=64M scan_reps=7
+	copy_size=16G copy_data=256M copy_reps=3
+	image_size=${SM_IMAGE_SIZE:-12G}
+fi
+export SM_IMAGE_SIZE=$image_size
+scan_runs=$(( $("$bench" size "$scan_data") / 4096 ))
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+have_copier() { [ -x "$copier" ]; }
+mem_done=0
+
+# The fragmented files on one file system: the map rows, and the memory rows
+# on the first file system that gets this far.
+frag_rows() {
+	local fs=$1 dir=$2 i n
+	for i in "${!frag_runs[@]}"; do
+		n=${frag_runs[i]}
+		say "$fs: writing $n runs of 4 KiB, one every 64 KiB"
+		"$bench" mkfrag "$dir/frag-$n" "$n"
+		say "$fs: mapping $n runs, ${frag_reps[i]} times"
+		"$bench" map "$fs" "$dir/frag-$n" "$n" "${frag_reps[i]}"
+	done
+	if [ "$mem_done" = 0 ]; then
+		say "$fs: peak memory"
+		"$bench" memory "$fs" "$dir/frag-${frag_runs[0]}" "$dir/frag-${frag_runs[1]}" \
+			"${frag_runs[0]}" "${frag_runs[1]}"
+		mem_done=1
+	fi
+}
+
+# The copier against cp, on the fragmented files and on a big sparse file.
+copy_rows() {
+	local fs=$1 dir=$2 n
+	if ! have_copier; then
+		"$bench" note "$fs" "copy: not run: no copier ($copier is not built)"
+		return 0
+	fi
+	for n in "${frag_runs[@]}"; do
+		say "$fs: copying $n runs"
+		"$bench" copy "$fs" "$dir/frag-$n" "$copy_reps" "$copier"
+	done
+	say "$fs: copying a $copy_size file with $copy_data of data"
+	"$bench" mkzero "$dir/sparse-big" "$copy_size" "$copy_data" sparse
+	"$bench" copy "$fs" "$dir/sparse-big" "$copy_reps" "$copier"
+	rm -f "$dir/sparse-big"
+}
+
+scan_rows() {
+	local fs=$1 dir=$2
+	say "$fs: SCAN of a $scan_size sparse file with $scan_data of data"
+	"$bench" mkzero "$dir/scan" "$scan_size" "$scan_data" sparse
+	"$bench" scan "$fs" "$dir/scan" "$scan_runs" "$scan_reps" scan
+	rm -f "$dir/scan"
+}
+
+zeroes_rows() {
+	local fs=$1 dir=$2
+	say "$fs: SEEK + ZEROES on a written $scan_size file with $scan_data of data"
+	"$bench" mkzero "$dir/zeroes" "$scan_size" "$scan_data" full
+	"$bench" scan "$fs" "$dir/zeroes" "$scan_runs" "$scan_reps" seek zeroes
+	rm -f "$dir/zeroes"
+}
+
+run_all() {
+	local fs dir
+	"$bench" header
+	if [ "$(id -u)" != 0 ]; then
+		work_dir=$(mktemp -d "$top_builddir/tests/bench/work.XXXXXX")
+		trap 'rm -rf "$work_dir"' EXIT
+		dir=$work_dir
+		fs="build dir ($(stat -f -c %T "$dir"))"
+		frag_rows "$fs" "$dir"
+		copy_rows "$fs" "$dir"
+		rm -f "$dir"/frag-*
+		# cp skips the holes this file system reports, SCAN is told not to.
+		"$bench" note "$fs" "SCAN: not run: needs a file system without hole reporting (ramfs, as root)"
+		zeroes_rows "$fs" "$dir"
+		return 0
+	fi
+	sm_mounts_init
+	for fs in $fs_list; do
+		if ! sm_mount "$fs" "bench-$fs" 2>"$SM_MOUNT_ROOT/err"; then
+			"$bench" note "$fs" "not run: cannot mount ($(tr '\n' ' ' <"$SM_MOUNT_ROOT/err"))"
+			continue
+		fi
+		dir=$SM_DIR
+		case $fs in
+		ramfs)
+			"$bench" note "$fs" "map: not run: ramfs reports no holes (SEEK is the all-data stub, no FIEMAP)"
+			scan_rows "$fs" "$dir"
+			;;
+		tmpfs)
+			frag_rows "$fs" "$dir"
+			copy_rows "$fs" "$dir"
+			rm -f "$dir"/frag-*
+			zeroes_rows "$fs" "$dir"
+			;;
+		ext4)
+			frag_rows "$fs" "$dir"
+			rm -f "$dir"/frag-*
+			zeroes_rows "$fs" "$dir"
+			;;
+		*)
+			frag_rows "$fs" "$dir"
+			rm -f "$dir"/frag-*
+			;;
+		esac
+	done
+}
+
+# Rows appear as they are measured; the table is kept only from a run that
+# went to the end.
+exec 3>&1
+exec > >(tee "$out.tmp")
+printf '# libsparse-map benchmark\n\n'
+# shellcheck disable=SC2016 # the backquotes are Markdown
+printf 'Command: `make bench%s`; %s; kernel %s; %s CPUs (%s); %s.\n\n' \
+	"$([ "$small" = 1 ] && echo ' BENCH_FLAGS=--small')" "$(date -u +%Y-%m-%d)" \
+	"$(uname -r)" "$(nproc)" \
+	"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)" \
+	"$(cp --version | head -n 1)"
+run_all
+exec >&3 3>&-
+wait "$!"
+mv "$out.tmp" "$out"
