@@ -18,6 +18,19 @@ struct seek_state {
 	int64_t data_at;	/* where the last SEEK_DATA found data, or -1 */
 };
 
+/*
+ * tmpfs on Linux 6.18 answers SEEK_DATA with ENXIO for data in a page that
+ * reaches offset 2^63 (XFS answers right).  So "no more data" is not
+ * believed for the last SM_MAX_BLKSIZE bytes below INT64_MAX: of a file
+ * that large, they are called data.
+ */
+static int64_t distrust_end(const struct sparse_map *map)
+{
+	const int64_t limit = INT64_MAX - SM_MAX_BLKSIZE;
+
+	return map->size > limit ? limit : map->size;
+}
+
 static int seek_usable(struct sparse_map *map)
 {
 	int64_t r;
@@ -42,8 +55,17 @@ static int seek_next(struct sparse_map *map, int64_t pos, struct sm_piece *piece
 	if (data != pos) {
 		data = sm_map_lseek(map, pos, SEEK_DATA);
 		if (data == -ENXIO) {
-			/* No data from pos to the end of the file as it is now. */
-			piece->end = map->size;
+			/* No data from pos to the end of the file as it is now;
+			 * but see distrust_end(). */
+			int64_t limit = distrust_end(map);
+
+			if (pos >= limit) {
+				piece->end = map->size;
+				piece->kind = SPARSE_MAP_DATA;
+				piece->flags = 0;
+				return 0;
+			}
+			piece->end = limit;
 			piece->kind = SPARSE_MAP_HOLE;
 			piece->flags = 0;
 			return 0;

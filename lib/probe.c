@@ -107,11 +107,12 @@ static int probe(struct sparse_map *map)
 	bool allocated = map->st_blocks * 512 >= map->size;
 	int r;
 
-	if (map->size == 0) {
-		/* Nothing to map: any backend yields no range. */
-		for (int id = SPARSE_MAP_BACKEND_SEEK; id <= SPARSE_MAP_BACKEND_SCAN; id++)
-			if (backends[id])
-				return use(map, id, "empty file");
+	if (map->size == 0 && !map->is_blockdev) {
+		/* Nothing to map: no range either way.  SEEK and SCAN serve
+		 * any empty file (FIEMAP may not), so forcing the backend
+		 * named here later, as SPARSE_MAP_BACKEND does, works too. */
+		return use(map, backends[SPARSE_MAP_BACKEND_SEEK] ? SPARSE_MAP_BACKEND_SEEK
+								 : SPARSE_MAP_BACKEND_SCAN, "empty file");
 	}
 	if (map->is_blockdev) {
 		/* No file system describes a device's holes: only its bytes

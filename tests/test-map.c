@@ -265,7 +265,13 @@ START_TEST(test_seek_bounds)
 	int fd = make_file(&th_layouts[5]);	/* hole-data */
 	int64_t size;
 
-	ck_assert_int_eq(sparse_map_open(fd, backends[_i], 0, &map), 0);
+	int rc = sparse_map_open(fd, backends[_i], 0, &map);
+
+	if (rc == -EOPNOTSUPP && backends[_i] != SPARSE_MAP_BACKEND_AUTO) {
+		drop_file(fd);
+		return;	/* not built here, or not on this file system */
+	}
+	ck_assert_int_eq(rc, 0);
 	size = sparse_map_size(map);
 	ck_assert_int_eq(sparse_map_seek(map, -1), -EINVAL);
 	ck_assert_int_eq(sparse_map_seek(map, INT64_MIN), -EINVAL);
