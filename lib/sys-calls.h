@@ -21,9 +21,13 @@ struct sm_sys_table {
 	int (*ioctl)(int fd, unsigned long request, void *arg);
 	void *(*malloc)(size_t size);
 	int (*posix_memalign)(void **p, size_t align, size_t size);
+	/* Optional, since free cannot fail: NULL means the C library's.  Set
+	 * it to pair frees with allocations and so find leaks. */
+	void (*free)(void *p);
 };
 
-/* Starts as the C library's functions; tests/fault.c swaps entries. */
+/* Starts as the C library's functions; the tests (tests/test-internal.c,
+ * tests/reliability/test-faults.c) swap entries. */
 extern struct sm_sys_table sm_sys_table;
 #define SM_CALL(name) (sm_sys_table.name)
 #else

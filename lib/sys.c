@@ -12,8 +12,12 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <string.h>
 #ifdef HAVE_LINUX_FS_H
 #include <linux/fs.h>
+#endif
+#ifdef SM_HAVE_FIEMAP
+#include <linux/fiemap.h>
 #endif
 
 #include "sparse-map-private.h"
@@ -29,6 +33,7 @@ static int libc_fdatasync(int fd) { return fdatasync(fd); }
 static int libc_ioctl(int fd, unsigned long req, void *arg) { return ioctl(fd, req, arg); }
 static void *libc_malloc(size_t size) { return malloc(size); }
 static int libc_posix_memalign(void **p, size_t align, size_t size) { return posix_memalign(p, align, size); }
+static void libc_free(void *p) { free(p); }
 
 #ifdef SM_FAULT_INJECTION
 struct sm_sys_table sm_sys_table = {
@@ -40,6 +45,7 @@ struct sm_sys_table sm_sys_table = {
 	.ioctl = libc_ioctl,
 	.malloc = libc_malloc,
 	.posix_memalign = libc_posix_memalign,
+	.free = libc_free,
 };
 #endif
 
@@ -82,6 +88,11 @@ ssize_t sm_sys_pread(int fd, void *buf, size_t len, int64_t offset)
 {
 	size_t done = 0;
 
+	/* An off_t of 32 bits (a build without large-file support) cannot
+	 * reach there; truncating the offset would read the wrong bytes. */
+	if (offset < 0 || (int64_t)len > INT64_MAX - offset ||
+	    (int64_t)(off_t)(offset + (int64_t)len) != offset + (int64_t)len)
+		return -EOVERFLOW;
 	while (done < len) {
 		ssize_t r = SM_CALL(pread)(fd, (char *)buf + done, len - done,
 					   (off_t)(offset + (int64_t)done));
@@ -112,6 +123,17 @@ int sm_sys_fdatasync(int fd)
 int sm_sys_ioctl(int fd, unsigned long request, void *arg)
 {
 	int r;
+
+#ifdef SM_HAVE_FIEMAP
+	if (request == FS_IOC_FIEMAP) {
+		struct fiemap *fm = arg;
+
+		/* The kernel fills in fm_mapped_extents of these, but valgrind
+		 * (3.19) does not know it and calls every later use of them
+		 * uninitialised.  Cheap beside the ioctl, which syncs. */
+		memset(fm->fm_extents, 0, fm->fm_extent_count * sizeof(fm->fm_extents[0]));
+	}
+#endif
 
 	do
 		r = SM_CALL(ioctl)(fd, request, arg);
@@ -153,5 +175,11 @@ void *sm_sys_aligned_alloc(size_t align, size_t size)
 
 void sm_sys_free(void *ptr)
 {
-	free(ptr);
+#ifdef SM_FAULT_INJECTION
+	if (!sm_sys_table.free) {
+		free(ptr);
+		return;
+	}
+#endif
+	SM_CALL(free)(ptr);
 }
