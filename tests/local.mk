@@ -4,7 +4,7 @@
 # skipped (it needs root to mount, or a feature the machine lacks).
 
 check_LTLIBRARIES += tests/libhelpers.la
-tests_libhelpers_la_SOURCES = tests/helpers.c tests/helpers.h
+tests_libhelpers_la_SOURCES = tests/helpers.c tests/helpers.h tests/check-run.h
 
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
 TEST_LIBS = tests/libhelpers.la lib/libsparse-map.la $(CHECK_LIBS)

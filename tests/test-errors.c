@@ -17,6 +17,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "helpers.h"
 
 static char path[4096];
@@ -159,8 +160,6 @@ int main(void)
 {
 	Suite *s = suite_create("errors");
 	TCase *tc = tcase_create("open");
-	SRunner *sr;
-	int failed;
 
 	unsetenv("SPARSE_MAP_BACKEND");
 	tcase_add_test(tc, test_bad_arguments_are_einval);
@@ -170,9 +169,5 @@ int main(void)
 	tcase_add_test(tc, test_streams_and_devices_are_espipe);
 	tcase_add_test(tc, test_unservable_backend_is_eopnotsupp);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return th_run_suite(s);
 }

@@ -19,6 +19,7 @@
 #endif
 #include <sys/stat.h>
 
+#include "check-run.h"
 #include "helpers.h"
 #include "../lib/sys-calls.h"
 
@@ -337,8 +338,6 @@ int main(void)
 {
 	Suite *s = suite_create("internal");
 	TCase *tc = tcase_create("internal");
-	SRunner *sr;
-	int failed;
 
 	libc_table = sm_sys_table;
 	unsetenv("SPARSE_MAP_BACKEND");
@@ -353,9 +352,5 @@ int main(void)
 	tcase_add_test(tc, test_verify_reads_each_hole_afresh);
 #endif
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return th_run_suite(s);
 }

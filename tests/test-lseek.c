@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "helpers.h"
 
 static char path[4096];
@@ -164,8 +165,6 @@ int main(void)
 {
 	Suite *s = suite_create("lseek");
 	TCase *tc = tcase_create("lseek");
-	SRunner *sr;
-	int failed;
 
 	unsetenv("SPARSE_MAP_BACKEND");
 	tcase_set_timeout(tc, 300);
@@ -174,9 +173,5 @@ int main(void)
 	tcase_add_test(tc, test_lseek_passes_open_errors);
 	tcase_add_test(tc, test_seek_constants_match_platform);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return th_run_suite(s);
 }

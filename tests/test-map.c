@@ -20,6 +20,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "helpers.h"
 
 static const enum sparse_map_backend backends[] = {
@@ -507,12 +508,6 @@ static Suite *map_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(map_suite());
-	int failed;
-
 	unsetenv("SPARSE_MAP_BACKEND");
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return th_run_suite(map_suite());
 }

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "helpers.h"
 
 /* What AUTO picks where SEEK would do, in a build with or without it. */
@@ -328,8 +329,6 @@ int main(void)
 {
 	Suite *s = suite_create("mounts");
 	TCase *tc = tcase_create("mounts");
-	SRunner *sr;
-	int failed;
 
 	if (!th_is_root()) {
 		printf("SKIP: test-mounts mounts ramfs and tmpfs and needs root\n");
@@ -364,9 +363,5 @@ int main(void)
 	tcase_add_test(tc, test_tmpfs_size_near_int64_max);
 	tcase_add_test(tc, test_loop_block_device_is_scanned);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return th_run_suite(s);
 }

@@ -26,6 +26,7 @@
 #endif
 
 #include "bytes.h"
+#include "check-run.h"
 #include "helpers.h"
 #include "sys-calls.h"
 
@@ -955,7 +956,6 @@ static Suite *faults_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(faults_suite());
 	int failed;
 
 	report = mmap(NULL, sizeof(*report), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -969,9 +969,7 @@ int main(void)
 		.fdatasync = f_fdatasync, .ioctl = f_ioctl, .malloc = f_malloc,
 		.posix_memalign = f_posix_memalign, .free = f_free,
 	};
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = th_run_suite(faults_suite());
 	printf("fault injection: %ld faults injected, %ld odd answers given, %ld maps and %ld "
 	       "sparse_map_lseek calls checked; %s\n", report->faults, report->odd, report->maps,
 	       report->lseeks, failed ? "FAILURES above" : "no data lost, no leak, no hang");

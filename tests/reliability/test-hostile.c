@@ -23,6 +23,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "check-run.h"
 #include "helpers.h"
 
 static long *tried;	/* shared with the forked test processes */
@@ -603,15 +604,12 @@ static Suite *hostile_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(hostile_suite());
 	int failed;
 
 	tried = mmap(NULL, sizeof(*tried), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (tried == MAP_FAILED)
 		return 99;
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = th_run_suite(hostile_suite());
 	printf("hostile input: %ld inputs tried; %s\n", *tried,
 	       failed ? "FAILURES above" : "each got its documented answer, no data lost");
 	return failed ? 1 : 0;
