@@ -4,7 +4,7 @@
 # UndefinedBehaviorSanitizer: the first error of either, or a leak, aborts
 # the test that met it.  Also the clang build of the project.
 set -euo pipefail
-src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/../clean-source.sh"
 build=${TMPDIR:-/tmp}/sm-stage-asan
 apt-get install -y -q clang libclang-rt-14-dev >/dev/null
 

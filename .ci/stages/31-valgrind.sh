@@ -7,7 +7,7 @@
 # --mode=execute looks through its wrapper scripts, and CK_FORK=no keeps
 # each Check program in one process, where valgrind sees all of it.
 set -euo pipefail
-src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/../clean-source.sh"
 build=${TMPDIR:-/tmp}/sm-stage-valgrind
 apt-get install -y -q valgrind >/dev/null
 

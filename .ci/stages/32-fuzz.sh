@@ -6,7 +6,7 @@
 # serve it).  A crash fails the stage; copy the crash-* file it names into
 # tests/reliability/corpus/, where every make check replays it.
 set -euo pipefail
-src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/../clean-source.sh"
 build=${TMPDIR:-/tmp}/sm-stage-fuzz
 apt-get install -y -q clang libclang-rt-14-dev >/dev/null
 

@@ -8,7 +8,7 @@
 # program that needs no Check; configure is told Check is there to skip
 # its pkg-config look-up of the 64-bit one.
 set -euo pipefail
-src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/../clean-source.sh"
 build=${TMPDIR:-/tmp}/sm-stage-m32
 apt-get install -y -q gcc-multilib >/dev/null
 

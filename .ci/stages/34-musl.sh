@@ -6,7 +6,7 @@
 # build would drop FIEMAP and the block device size.  No Check for musl
 # either: the stage runs the test program that needs none.
 set -euo pipefail
-src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/../clean-source.sh"
 build=${TMPDIR:-/tmp}/sm-stage-musl
 apt-get install -y -q musl-tools linux-libc-dev >/dev/null
 

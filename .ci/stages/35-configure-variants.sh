@@ -4,7 +4,7 @@
 # without SEEK_DATA/SEEK_HOLE (--disable-seek): AUTO must fall back, forced
 # backends must say EOPNOTSUPP, and the whole test suite must pass.
 set -euo pipefail
-src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/../clean-source.sh"
 
 for variant in --disable-fiemap --disable-seek; do
 	build=${TMPDIR:-/tmp}/sm-stage-variant$variant
