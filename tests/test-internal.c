@@ -95,6 +95,19 @@ START_TEST(test_probe_is_cheap)
 }
 END_TEST
 
+/* AUTO and every backend this build has. */
+static const enum sparse_map_backend built[] = {
+	SPARSE_MAP_BACKEND_AUTO,
+#ifdef SM_HAVE_SEEK
+	SPARSE_MAP_BACKEND_SEEK,
+#endif
+#ifdef SM_HAVE_FIEMAP
+	SPARSE_MAP_BACKEND_FIEMAP,
+#endif
+	SPARSE_MAP_BACKEND_SCAN
+};
+#define NBUILT (sizeof(built) / sizeof(built[0]))
+
 /* Bytes allocated by one whole mapping, for a file of `runs` data runs. */
 static size_t bytes_to_map(int runs, enum sparse_map_backend b, unsigned int flags)
 {
@@ -115,24 +128,14 @@ static size_t bytes_to_map(int runs, enum sparse_map_backend b, unsigned int fla
 
 START_TEST(test_memory_does_not_grow_with_the_file)
 {
-	static const enum sparse_map_backend bs[] = {
-#ifdef SM_HAVE_SEEK
-		SPARSE_MAP_BACKEND_SEEK,
-#endif
-#ifdef SM_HAVE_FIEMAP
-		SPARSE_MAP_BACKEND_FIEMAP,
-#endif
-		SPARSE_MAP_BACKEND_SCAN
-	};
-
-	for (size_t i = 0; i < sizeof(bs) / sizeof(bs[0]); i++) {
+	for (size_t i = 0; i < NBUILT; i++) {
 		for (unsigned int flags = 0; flags <= SPARSE_MAP_VERIFY; flags += SPARSE_MAP_VERIFY) {
-			size_t small = bytes_to_map(3, bs[i], flags);
-			size_t large = bytes_to_map(3000, bs[i], flags);
+			size_t small = bytes_to_map(3, built[i], flags);
+			size_t large = bytes_to_map(3000, built[i], flags);
 
 			ck_assert_msg(small == large && large <= 512 * 1024,
 				      "%s flags %#x: %zu bytes for 3 runs, %zu for 3000",
-				      sparse_map_backend_name(bs[i]), flags, small, large);
+				      sparse_map_backend_name(built[i]), flags, small, large);
 		}
 	}
 }
@@ -142,21 +145,11 @@ END_TEST
  * correctly once memory is back. */
 START_TEST(test_every_allocation_failure_is_enomem)
 {
-	static const enum sparse_map_backend bs[] = {
-		SPARSE_MAP_BACKEND_AUTO,
-#ifdef SM_HAVE_SEEK
-		SPARSE_MAP_BACKEND_SEEK,
-#endif
-#ifdef SM_HAVE_FIEMAP
-		SPARSE_MAP_BACKEND_FIEMAP,
-#endif
-		SPARSE_MAP_BACKEND_SCAN
-	};
 	int fd = make_runs(20);
 	struct th_map want;
 
 	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_SCAN, 0, 0, &want), 0);
-	for (size_t i = 0; i < sizeof(bs) / sizeof(bs[0]); i++) {
+	for (size_t i = 0; i < NBUILT; i++) {
 		for (int n = 1;; n++) {
 			struct sparse_map *map;
 			struct sparse_map_range r;
@@ -166,7 +159,7 @@ START_TEST(test_every_allocation_failure_is_enomem)
 
 			count_calls();
 			seen.fail_alloc_at = n;
-			rc = sparse_map_open(fd, bs[i], SPARSE_MAP_VERIFY, &map);
+			rc = sparse_map_open(fd, built[i], SPARSE_MAP_VERIFY, &map);
 			if (rc < 0) {
 				ck_assert_int_eq(rc, -ENOMEM);
 				ck_assert_ptr_null(map);
@@ -181,7 +174,7 @@ START_TEST(test_every_allocation_failure_is_enomem)
 				ck_assert_msg(got < want.n && r.offset == want.r[got].offset &&
 					      r.length == want.r[got].length && r.kind == want.r[got].kind,
 					      "%s, allocation %d failed: range %zu differs",
-					      sparse_map_backend_name(bs[i]), n, got);
+					      sparse_map_backend_name(built[i]), n, got);
 				got++;
 			}
 			ck_assert_int_eq(got, want.n);
