@@ -55,9 +55,9 @@ static int fiemap_usable(struct sparse_map *map)
 {
 	/* Ask for one extent rather than a count: counting makes the kernel
 	 * walk every extent of the file, which costs as much as the map. */
-	struct {
-		struct fiemap fm;
-		struct fiemap_extent ext[1];
+	union {
+		struct fiemap fm;	/* fm_extents[0] lies in the bytes below */
+		unsigned char bytes[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
 	} q;
 	int r;
 
@@ -66,8 +66,7 @@ static int fiemap_usable(struct sparse_map *map)
 	q.fm.fm_length = FIEMAP_MAX_OFFSET;
 	q.fm.fm_extent_count = 1;
 	r = sm_sys_ioctl(map->fd, FS_IOC_FIEMAP, &q.fm);
-	if (r == -EOPNOTSUPP || r == -ENOTTY || r == -EINVAL || r == -ENOSYS ||
-	    r == -EBADR)
+	if (sm_sys_unsupported(r))
 		return -EOPNOTSUPP;
 	if (r < 0)
 		return r;

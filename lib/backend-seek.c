@@ -40,7 +40,7 @@ static int seek_usable(struct sparse_map *map)
 	r = sm_map_lseek(map, 0, SEEK_HOLE);
 	if (r >= 0 || r == -ENXIO)	/* ENXIO: the file shrank to 0 meanwhile */
 		return 0;
-	if (r == -EINVAL || r == -EOPNOTSUPP || r == -ENOTTY || r == -ENOSYS)
+	if (sm_sys_unsupported((int)r))
 		return -EOPNOTSUPP;
 	return (int)r;
 }

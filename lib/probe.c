@@ -138,8 +138,7 @@ static int probe(struct sparse_map *map)
 			sm_debug(map, "seek: SEEK_HOLE(0) is EOF but st_blocks * 512 = %lld < size %lld: "
 				 "the generic stub?", (long long)map->st_blocks * 512,
 				 (long long)map->size);
-		} else if (hole == -EINVAL || hole == -EOPNOTSUPP || hole == -ENOTTY ||
-			   hole == -ENOSYS || hole == -ENXIO) {
+		} else if (sm_sys_unsupported((int)hole) || hole == -ENXIO) {
 			sm_debug(map, "seek: unsupported here (%s)", strerror((int)-hole));
 		} else {
 			return (int)hole;

@@ -132,6 +132,10 @@ void *sm_sys_malloc(size_t size);
 void *sm_sys_aligned_alloc(size_t align, size_t size);
 void sm_sys_free(void *ptr);
 
+/* Whether -err from lseek or ioctl means "not available here" (EINVAL,
+ * EOPNOTSUPP, ENOTTY, ENOSYS, and EBADR for unknown FIEMAP flags). */
+bool sm_sys_unsupported(int err);
+
 /* lseek on the map's fd, remembering that the file offset must be put back. */
 int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence);
 

@@ -69,11 +69,20 @@ int sm_sys_getfl(int fd)
 	return r < 0 ? -errno : r;
 }
 
+/* Whether v survives the trip through off_t (32 bits in a build without
+ * large-file support, where truncating would name the wrong bytes). */
+static bool fits_off_t(int64_t v)
+{
+	off_t o = (off_t)v;
+
+	return (int64_t)o == v;
+}
+
 int64_t sm_sys_lseek(int fd, int64_t offset, int whence)
 {
 	off_t r;
 
-	if ((int64_t)(off_t)offset != offset)
+	if (!fits_off_t(offset))
 		return -EOVERFLOW;
 	do
 		r = SM_CALL(lseek)(fd, (off_t)offset, whence);
@@ -88,10 +97,8 @@ ssize_t sm_sys_pread(int fd, void *buf, size_t len, int64_t offset)
 {
 	size_t done = 0;
 
-	/* An off_t of 32 bits (a build without large-file support) cannot
-	 * reach there; truncating the offset would read the wrong bytes. */
 	if (offset < 0 || (int64_t)len > INT64_MAX - offset ||
-	    (int64_t)(off_t)(offset + (int64_t)len) != offset + (int64_t)len)
+	    !fits_off_t(offset + (int64_t)len))
 		return -EOVERFLOW;
 	while (done < len) {
 		ssize_t r = SM_CALL(pread)(fd, (char *)buf + done, len - done,
@@ -139,6 +146,12 @@ int sm_sys_ioctl(int fd, unsigned long request, void *arg)
 		r = SM_CALL(ioctl)(fd, request, arg);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : r;
+}
+
+bool sm_sys_unsupported(int err)
+{
+	return err == -EINVAL || err == -EOPNOTSUPP || err == -ENOTTY || err == -ENOSYS ||
+	       err == -EBADR;
 }
 
 /* The size of a block device, which fstat reports as 0. */
