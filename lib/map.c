@@ -74,6 +74,10 @@ static int map_describe(struct sparse_map *map)
 		map->size = size;
 	} else {
 		map->size = (int64_t)st.st_size;
+		/* Unknown (0) on failure: the type only ever enables a
+		 * shortcut, never a belief that something is a hole. */
+		if (sm_sys_fs_type(map->fd, &map->fs_type) < 0)
+			map->fs_type = 0;
 	}
 	map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
 	if (map->saved_offset < 0)

@@ -83,6 +83,7 @@ struct sparse_map {
 	int64_t size;		/* fstat size at open (device size for a block device) */
 	int64_t blksize;	/* st_blksize, clamped to [512, SM_MAX_BLKSIZE] */
 	int64_t st_blocks;
+	int64_t fs_type;	/* fstatfs f_type of a regular file's file system, else 0 */
 	bool is_blockdev;
 	bool readable;
 
@@ -127,6 +128,8 @@ int64_t sm_sys_lseek(int fd, int64_t offset, int whence);
 ssize_t sm_sys_pread(int fd, void *buf, size_t len, int64_t offset);
 int sm_sys_fdatasync(int fd);
 int sm_sys_ioctl(int fd, unsigned long request, void *arg);
+/* The file system's f_type from fstatfs (0 where the platform has none). */
+int sm_sys_fs_type(int fd, int64_t *type);
 int64_t sm_sys_blkdev_size(int fd);
 void *sm_sys_malloc(size_t size);
 void *sm_sys_aligned_alloc(size_t align, size_t size);

@@ -9,6 +9,7 @@
 
 #ifdef SM_FAULT_INJECTION
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -19,17 +20,17 @@ struct sm_sys_table {
 	ssize_t (*pread)(int fd, void *buf, size_t len, off_t offset);
 	int (*fdatasync)(int fd);
 	int (*ioctl)(int fd, unsigned long request, void *arg);
+	int (*fstatfs)(int fd, int64_t *type);
 	void *(*malloc)(size_t size);
 	int (*posix_memalign)(void **p, size_t align, size_t size);
-	/* Optional, since free cannot fail: NULL means the C library's.  Set
-	 * it to pair frees with allocations and so find leaks. */
 	void (*free)(void *p);
 };
 
 /* Starts as the C library's functions; the tests (tests/test-internal.c,
- * tests/reliability/test-faults.c) swap entries. */
+ * tests/reliability/test-faults.c) swap entries.  An entry left NULL means
+ * the C library's, so a test names only the calls it is about. */
 extern struct sm_sys_table sm_sys_table;
-#define SM_CALL(name) (sm_sys_table.name)
+#define SM_CALL(name) (sm_sys_table.name ? sm_sys_table.name : libc_##name)
 #else
 #define SM_CALL(name) libc_##name
 #endif

@@ -16,6 +16,9 @@
 #ifdef HAVE_LINUX_FS_H
 #include <linux/fs.h>
 #endif
+#ifdef HAVE_SYS_VFS_H
+#include <sys/vfs.h>
+#endif
 #ifdef SM_HAVE_FIEMAP
 #include <linux/fiemap.h>
 #endif
@@ -31,6 +34,21 @@ static off_t libc_lseek(int fd, off_t off, int whence) { return lseek(fd, off, w
 static ssize_t libc_pread(int fd, void *buf, size_t len, off_t off) { return pread(fd, buf, len, off); }
 static int libc_fdatasync(int fd) { return fdatasync(fd); }
 static int libc_ioctl(int fd, unsigned long req, void *arg) { return ioctl(fd, req, arg); }
+static int libc_fstatfs(int fd, int64_t *type)
+{
+#if defined(HAVE_SYS_VFS_H) && defined(HAVE_FSTATFS)
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return -1;
+	*type = (int64_t)sf.f_type;
+	return 0;
+#else
+	(void)fd;
+	*type = 0;
+	return 0;
+#endif
+}
 static void *libc_malloc(size_t size) { return malloc(size); }
 static int libc_posix_memalign(void **p, size_t align, size_t size) { return posix_memalign(p, align, size); }
 static void libc_free(void *p) { free(p); }
@@ -43,6 +61,7 @@ struct sm_sys_table sm_sys_table = {
 	.pread = libc_pread,
 	.fdatasync = libc_fdatasync,
 	.ioctl = libc_ioctl,
+	.fstatfs = libc_fstatfs,
 	.malloc = libc_malloc,
 	.posix_memalign = libc_posix_memalign,
 	.free = libc_free,
@@ -148,6 +167,16 @@ int sm_sys_ioctl(int fd, unsigned long request, void *arg)
 	return r < 0 ? -errno : r;
 }
 
+int sm_sys_fs_type(int fd, int64_t *type)
+{
+	int r;
+
+	do
+		r = SM_CALL(fstatfs)(fd, type);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : 0;
+}
+
 bool sm_sys_unsupported(int err)
 {
 	return err == -EINVAL || err == -EOPNOTSUPP || err == -ENOTTY || err == -ENOSYS ||
@@ -188,11 +217,5 @@ void *sm_sys_aligned_alloc(size_t align, size_t size)
 
 void sm_sys_free(void *ptr)
 {
-#ifdef SM_FAULT_INJECTION
-	if (!sm_sys_table.free) {
-		free(ptr);
-		return;
-	}
-#endif
 	SM_CALL(free)(ptr);
 }

@@ -27,7 +27,7 @@ static struct sm_sys_table libc_table;
 static char path[4096];
 
 static struct {
-	int fstat, getfl, lseek, pread, fdatasync, ioctl, malloc;
+	int fstat, getfl, lseek, pread, fdatasync, ioctl, fstatfs, malloc;
 	size_t bytes;
 	int fail_alloc_at;	/* fail the n-th allocation (1-based), 0: never */
 } seen;
@@ -38,6 +38,7 @@ static off_t c_lseek(int fd, off_t o, int w) { seen.lseek++; return libc_table.l
 static ssize_t c_pread(int fd, void *b, size_t n, off_t o) { seen.pread++; return libc_table.pread(fd, b, n, o); }
 static int c_fdatasync(int fd) { seen.fdatasync++; return libc_table.fdatasync(fd); }
 static int c_ioctl(int fd, unsigned long r, void *a) { seen.ioctl++; return libc_table.ioctl(fd, r, a); }
+static int c_fstatfs(int fd, int64_t *t) { seen.fstatfs++; return libc_table.fstatfs(fd, t); }
 
 static void *c_malloc(size_t n)
 {
@@ -60,8 +61,8 @@ static void count_calls(void)
 	memset(&seen, 0, sizeof(seen));
 	sm_sys_table = (struct sm_sys_table){
 		.fstat = c_fstat, .getfl = c_getfl, .lseek = c_lseek, .pread = c_pread,
-		.fdatasync = c_fdatasync, .ioctl = c_ioctl, .malloc = c_malloc,
-		.posix_memalign = c_posix_memalign,
+		.fdatasync = c_fdatasync, .ioctl = c_ioctl, .fstatfs = c_fstatfs,
+		.malloc = c_malloc, .posix_memalign = c_posix_memalign,
 	};
 }
 
@@ -86,8 +87,10 @@ START_TEST(test_probe_is_cheap)
 
 	count_calls();
 	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map), 0);
-	calls = seen.fstat + seen.getfl + seen.lseek + seen.pread + seen.fdatasync + seen.ioctl;
+	calls = seen.fstat + seen.getfl + seen.lseek + seen.pread + seen.fdatasync + seen.ioctl +
+		seen.fstatfs;
 	ck_assert_msg(seen.pread == 0, "the probe read file data (%d preads)", seen.pread);
+	/* fstat, fcntl, fstatfs, lseek SEEK_CUR, SEEK_HOLE, and room for one more */
 	ck_assert_msg(calls <= 6, "the probe made %d system calls", calls);
 	sparse_map_close(map);
 	close(fd);
