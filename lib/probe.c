@@ -7,7 +7,10 @@
  *   2. FIEMAP, when SEEK is missing or answers like the kernel's generic
  *      stub (no hole, yet st_blocks * 512 < size), and FIEMAP answers with
  *      something that agrees with st_blocks;
- *   3. SCAN otherwise, or for a block device, which no file system maps.
+ *   3. SCAN otherwise, or for a block device, which no file system maps;
+ *      on ramfs SCAN reads only the blocks that have pages (pagecache.c),
+ *      and where that cannot be checked AUTO takes SEEK's all-data
+ *      answer rather than read, since reading a ramfs hole stores it.
  * SPARSE_MAP_BACKEND=seek|fiemap|scan stands in for a forced backend where
  * the caller asked for AUTO; SPARSE_MAP_DEBUG=1 prints the reasoning.
  */
@@ -159,8 +162,16 @@ static int probe(struct sparse_map *map)
 			return r;
 	}
 
+	/* Reading a ramfs hole stores it.  Where its holes cannot be seen
+	 * without reading, SEEK's answer (all data) leaves the file as it is. */
+	if (seek_says_all_data && sm_pagecache_is_ramfs(map) && !map->pages_are_storage)
+		return use(map, SPARSE_MAP_BACKEND_SEEK,
+			   "ramfs, whose holes only reading could find, and reading would "
+			   "store them: SEEK's answer, all data, leaves the file as it is");
 	if (map->readable)
-		return use(map, SPARSE_MAP_BACKEND_SCAN, "no backend reports holes here: read the file");
+		return use(map, SPARSE_MAP_BACKEND_SCAN, map->pages_are_storage ?
+			   "no backend reports holes here: skip the blocks without pages, read the rest" :
+			   "no backend reports holes here: read the file");
 	if (seek_says_all_data)
 		return use(map, SPARSE_MAP_BACKEND_SEEK,
 			   "cannot read the fd: SEEK's answer, all data, is safe");
@@ -171,8 +182,12 @@ static int probe(struct sparse_map *map)
 int sm_choose_backend(struct sparse_map *map, enum sparse_map_backend requested)
 {
 	const char *dbg = env("SPARSE_MAP_DEBUG");
+	int r;
 
 	map->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+	r = sm_pagecache_check(map);
+	if (r < 0)
+		return r;
 	if (requested == SPARSE_MAP_BACKEND_AUTO) {
 		requested = backend_from_env(map);
 		if (requested != SPARSE_MAP_BACKEND_AUTO)

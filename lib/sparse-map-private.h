@@ -7,6 +7,7 @@
  *   backend-fiemap.c Linux FS_IOC_FIEMAP
  *   backend-scan.c   reading the file
  *   zeroes.c         the block-by-block zero test used by SCAN, VERIFY and ZEROES
+ *   pagecache.c      what the page cache says: ramfs holes without reading, pages to drop
  *   lseek.c          sparse_map_lseek()
  *   sys.c            every system call and allocation the library makes
  */
@@ -86,6 +87,8 @@ struct sparse_map {
 	int64_t fs_type;	/* fstatfs f_type of a regular file's file system, else 0 */
 	bool is_blockdev;
 	bool readable;
+	bool pages_are_storage;	/* ramfs, checked: a block without a page is a hole */
+	bool no_cachestat;	/* cachestat failed once: do not ask again */
 
 	/* The file offset at open, put back at close if anything moved it. */
 	int64_t saved_offset;
@@ -119,6 +122,14 @@ void sm_debug(const struct sparse_map *map, const char *fmt, ...)
 int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
 		bool *zero, int64_t *run_end);
 void sm_readbuf_reset(struct sparse_map *map);
+/* pagecache.c */
+bool sm_pagecache_is_ramfs(const struct sparse_map *map);
+int sm_pagecache_check(struct sparse_map *map);
+int sm_pagecache_absent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t *end);
+int sm_pagecache_present(struct sparse_map *map, int64_t pos, int64_t max, int64_t *end);
+bool sm_pagecache_uncached(struct sparse_map *map, int64_t off, int64_t len);
+void sm_pagecache_drop(struct sparse_map *map, int64_t off, int64_t len);
+
 void sm_readbuf_free(struct sparse_map *map);
 
 /* sys.c: each returns -errno on failure and retries EINTR. */
@@ -130,6 +141,17 @@ int sm_sys_fdatasync(int fd);
 int sm_sys_ioctl(int fd, unsigned long request, void *arg);
 /* The file system's f_type from fstatfs (0 where the platform has none). */
 int sm_sys_fs_type(int fd, int64_t *type);
+/* Linux cachestat(2) over [off, off + len), len > 0: pages in the page
+ * cache, and of those dirty and under writeback.  -ENOSYS without it,
+ * -EPERM where the kernel will not tell this caller. */
+struct sm_cachestat {
+	int64_t nr_cache;
+	int64_t nr_dirty;
+	int64_t nr_writeback;
+};
+int sm_sys_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs);
+/* posix_fadvise(POSIX_FADV_DONTNEED): let the kernel drop clean cached pages. */
+int sm_sys_drop_cache(int fd, int64_t off, int64_t len);
 int64_t sm_sys_blkdev_size(int fd);
 void *sm_sys_malloc(size_t size);
 void *sm_sys_aligned_alloc(size_t align, size_t size);

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+struct sm_cachestat;
+
 struct sm_sys_table {
 	int (*fstat)(int fd, struct stat *st);
 	int (*getfl)(int fd);
@@ -21,6 +23,8 @@ struct sm_sys_table {
 	int (*fdatasync)(int fd);
 	int (*ioctl)(int fd, unsigned long request, void *arg);
 	int (*fstatfs)(int fd, int64_t *type);
+	int (*cachestat)(int fd, int64_t off, int64_t len, struct sm_cachestat *cs);
+	int (*fadvise)(int fd, off_t off, off_t len, int advice);
 	void *(*malloc)(size_t size);
 	int (*posix_memalign)(void **p, size_t align, size_t size);
 	void (*free)(void *p);

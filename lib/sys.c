@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 #include <unistd.h>
 #include <string.h>
 #ifdef HAVE_LINUX_FS_H
@@ -49,6 +52,48 @@ static int libc_fstatfs(int fd, int64_t *type)
 	return 0;
 #endif
 }
+/*
+ * cachestat(2), Linux 6.5.  C libraries and older kernel headers may not
+ * name it; its number is 451 on every architecture but alpha (561), which
+ * the syscall table of 6.5 gave all new calls alike.
+ */
+#if defined(__linux__) && !defined(__NR_cachestat) && !defined(__alpha__)
+#define __NR_cachestat 451
+#endif
+static int libc_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
+{
+#ifdef __NR_cachestat
+	struct { uint64_t off, len; } range = { (uint64_t)off, (uint64_t)len };
+	struct { uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted; } k;
+
+	if (syscall(__NR_cachestat, fd, &range, &k, 0) < 0)
+		return -1;
+	cs->nr_cache = (int64_t)k.nr_cache;
+	cs->nr_dirty = (int64_t)k.nr_dirty;
+	cs->nr_writeback = (int64_t)k.nr_writeback;
+	return 0;
+#else
+	(void)fd; (void)off; (void)len; (void)cs;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+static int libc_fadvise(int fd, off_t off, off_t len, int advice)
+{
+#ifdef HAVE_POSIX_FADVISE
+	int r = posix_fadvise(fd, off, len, advice);
+
+	if (r != 0) {
+		errno = r;
+		return -1;
+	}
+	return 0;
+#else
+	(void)fd; (void)off; (void)len; (void)advice;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
 static void *libc_malloc(size_t size) { return malloc(size); }
 static int libc_posix_memalign(void **p, size_t align, size_t size) { return posix_memalign(p, align, size); }
 static void libc_free(void *p) { free(p); }
@@ -62,6 +107,8 @@ struct sm_sys_table sm_sys_table = {
 	.fdatasync = libc_fdatasync,
 	.ioctl = libc_ioctl,
 	.fstatfs = libc_fstatfs,
+	.cachestat = libc_cachestat,
+	.fadvise = libc_fadvise,
 	.malloc = libc_malloc,
 	.posix_memalign = libc_posix_memalign,
 	.free = libc_free,
@@ -175,6 +222,35 @@ int sm_sys_fs_type(int fd, int64_t *type)
 		r = SM_CALL(fstatfs)(fd, type);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : 0;
+}
+
+int sm_sys_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
+{
+	int r;
+
+	if (off < 0 || len <= 0)
+		return -EINVAL;	/* len 0 would mean "to EOF" to the kernel */
+	do
+		r = SM_CALL(cachestat)(fd, off, len, cs);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : 0;
+}
+
+int sm_sys_drop_cache(int fd, int64_t off, int64_t len)
+{
+#ifdef POSIX_FADV_DONTNEED
+	int r;
+
+	if (!fits_off_t(off) || !fits_off_t(len))
+		return -EOVERFLOW;
+	do
+		r = SM_CALL(fadvise)(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : 0;
+#else
+	(void)fd; (void)off; (void)len;
+	return -EOPNOTSUPP;
+#endif
 }
 
 bool sm_sys_unsupported(int err)

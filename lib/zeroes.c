@@ -61,6 +61,7 @@ static int readbuf_load(struct sparse_map *map, int64_t off, int64_t hi)
 	int64_t bs = map->blksize;
 	int64_t want = hi - off;
 	ssize_t got;
+	bool drop;
 
 	/* Whole blocks, unless that would reach past INT64_MAX. */
 	if (want % bs && INT64_MAX - off - want >= bs - want % bs)
@@ -73,10 +74,22 @@ static int readbuf_load(struct sparse_map *map, int64_t off, int64_t hi)
 	}
 	if (want > (int64_t)map->buf.size)
 		want = (int64_t)map->buf.size;
+	if (map->pages_are_storage) {
+		/* Read no block that has no page: reading would store one. */
+		int64_t end;
+		int r = sm_pagecache_present(map, off, want, &end);
+
+		if (r < 0)
+			return r;
+		want = end - off;
+	}
 	map->buf.valid = false;
+	drop = sm_pagecache_uncached(map, off, want);
 	got = sm_sys_pread(map->fd, map->buf.data, (size_t)want, off);
 	if (got < 0)
 		return (int)got;
+	if (drop)
+		sm_pagecache_drop(map, off, want);
 	/* What the file no longer has is hole: make it read as zeroes. */
 	memset(map->buf.data + got, 0, (size_t)(want - got));
 	map->buf.off = off;
@@ -108,6 +121,19 @@ int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
 			 * time a call takes. */
 			if (!first)
 				break;
+			if (map->pages_are_storage) {
+				int64_t end;
+				int r = sm_pagecache_absent(map, block, hi, &end);
+
+				if (r < 0)
+					return r;
+				if (r == 1) {
+					/* No page, so zeroes, found without reading. */
+					*zero = true;
+					*run_end = end;
+					return 0;
+				}
+			}
 			int r = readbuf_load(map, block, hi);
 			if (r < 0)
 				return r;

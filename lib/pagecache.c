@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the page cache knows about a file, asked with cachestat(2) so that
+ * no page is touched.  Two uses, both for the readers in zeroes.c:
+ *
+ *  - On ramfs the page cache is the storage: a page that is not there is a
+ *    hole, and reading it would store a page of zeroes (the file would
+ *    grow dense and pin memory).  So there, blocks without a page are
+ *    holes found without reading, and only blocks with pages are read.
+ *    This is believed only after one check per map: the pages cachestat
+ *    counts over the whole file must be exactly what st_blocks says is
+ *    stored.  cachestat either answers truly or fails (EPERM for a
+ *    caller that may neither write nor own the file, ENOSYS before 6.5);
+ *    then the file is read as on any other file system.
+ *
+ *  - Elsewhere, a chunk that had no page in the cache before it was read
+ *    is dropped again after (POSIX_FADV_DONTNEED), so a scan of a file
+ *    larger than memory does not push the caller's cache out.  Chunks
+ *    that were cached stay cached.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef HAVE_LINUX_MAGIC_H
+#include <linux/magic.h>
+#endif
+
+#include "sparse-map-private.h"
+
+/* Whether the file lives on ramfs, whose page cache is its storage. */
+bool sm_pagecache_is_ramfs(const struct sparse_map *map)
+{
+#ifdef RAMFS_MAGIC
+	return !map->is_blockdev && map->fs_type == (int64_t)RAMFS_MAGIC;
+#else
+	(void)map;
+	return false;
+#endif
+}
+
+/* Sets pages_are_storage: whether a block without a page is a hole here,
+ * checked against st_blocks. */
+int sm_pagecache_check(struct sparse_map *map)
+{
+	struct sm_cachestat cs;
+	struct stat st;
+	long page = sysconf(_SC_PAGESIZE);
+	int r;
+
+	map->pages_are_storage = false;
+	if (!sm_pagecache_is_ramfs(map))
+		return 0;
+	if (!map->readable || map->size == 0 || page <= 0 || map->blksize != page)
+		return 0;
+	r = sm_sys_cachestat(map->fd, 0, map->size, &cs);
+	if (r < 0) {
+		sm_debug(map, "ramfs, but cachestat cannot say which pages exist (%s)",
+			 strerror(-r));
+		return sm_sys_unsupported(r) || r == -EPERM ? 0 : r;
+	}
+	r = sm_sys_fstat(map->fd, &st);
+	if (r < 0)
+		return r;
+	if (cs.nr_cache * (page / 512) != (int64_t)st.st_blocks) {
+		sm_debug(map, "ramfs, but cachestat counts %lld pages where st_blocks says %lld: "
+			 "not trusted", (long long)cs.nr_cache, (long long)st.st_blocks);
+		return 0;
+	}
+	sm_debug(map, "ramfs: its %lld pages are the storage; a block without one is a hole",
+		 (long long)cs.nr_cache);
+	map->pages_are_storage = true;
+	return 0;
+}
+
+/* Pages of [off, off + len) in the page cache, or -errno. */
+static int64_t cached(const struct sparse_map *map, int64_t off, int64_t len)
+{
+	struct sm_cachestat cs;
+	int r = sm_sys_cachestat(map->fd, off, len, &cs);
+
+	return r < 0 ? r : cs.nr_cache;
+}
+
+/* Where pages_are_storage: whether the block at pos has no page.  If so, 1
+ * and *end, the end of a run of such blocks no further than hi (the run
+ * doubles while cachestat finds nothing, so a huge hole costs a few calls). */
+int sm_pagecache_absent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t *end)
+{
+	int64_t len = hi - pos < map->blksize ? hi - pos : map->blksize;
+	int64_t n = cached(map, pos, len);
+
+	if (n != 0)
+		return n < 0 ? (int)n : 0;
+	while (len < hi - pos) {
+		int64_t next = hi - pos - len > len ? 2 * len : hi - pos;
+
+		n = cached(map, pos, next);
+		if (n < 0)
+			return (int)n;
+		if (n > 0)
+			break;
+		len = next;
+	}
+	*end = pos + len;
+	return 1;
+}
+
+/* Where pages_are_storage: how far from block-aligned pos, by at most max
+ * bytes, every block has its pages (pos's block does), so that reading stops
+ * before the first block that has none. */
+int sm_pagecache_present(struct sparse_map *map, int64_t pos, int64_t max, int64_t *end)
+{
+	int64_t bs = map->blksize;
+	int64_t good = bs, bad, n;
+
+	n = cached(map, pos, max);
+	if (n < 0)
+		return (int)n;
+	if (n * bs >= max) {
+		*end = pos + max;
+		return 0;
+	}
+	/* Some block in there has no page: find the first, to the block. */
+	bad = max;
+	while (bad - good > bs) {
+		int64_t mid = good + (bad - good + bs - 1) / bs / 2 * bs;
+
+		n = cached(map, pos, mid);
+		if (n < 0)
+			return (int)n;
+		if (n * bs >= mid)
+			good = mid;
+		else
+			bad = mid;
+	}
+	*end = pos + good;
+	return 0;
+}
+
+/* Before reading [off, off + len): whether nothing of it is cached, so the
+ * pages the read brings in may be dropped after. */
+bool sm_pagecache_uncached(struct sparse_map *map, int64_t off, int64_t len)
+{
+	int64_t n;
+
+	if (map->pages_are_storage || map->no_cachestat)
+		return false;
+	n = cached(map, off, len);
+	if (n < 0)
+		map->no_cachestat = true;	/* ENOSYS, EPERM: not for this map */
+	return n == 0;
+}
+
+/* After reading [off, off + len), which had no page before: drop what the
+ * read cached, unless a writer has dirtied it meanwhile (dropping dirty
+ * pages would start their writeback, a flush nobody asked for). */
+void sm_pagecache_drop(struct sparse_map *map, int64_t off, int64_t len)
+{
+	struct sm_cachestat cs;
+
+	if (sm_sys_cachestat(map->fd, off, len, &cs) == 0 && cs.nr_dirty == 0 &&
+	    cs.nr_writeback == 0)
+		(void)sm_sys_drop_cache(map->fd, off, len);
+}
