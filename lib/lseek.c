@@ -1,27 +1,40 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sparse_map_lseek(): SEEK_DATA and SEEK_HOLE as illumos and POSIX.1-2024
- * define them, on any file system, by walking a map from the offset.  It
- * stops at the first piece of the kind asked for, so it never reads or asks
- * further than it must.
+ * define them, on any file system.
+ *
+ * The kernel is asked first, and most of its answers are final, because
+ * the generic stub of a file system without hole information (all data,
+ * hole at EOF) can never give them: data found beyond the offset, a hole
+ * at the offset, a hole before EOF.  Only the answers a stub could give
+ * (data right at the offset, the hole at EOF) and the failures are worked
+ * out again by walking a map from the offset, which stops at the first
+ * piece of the kind asked for.  So on a file system with SEEK an lseek
+ * costs one system call, or two where a hole has to be compared with EOF.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sparse-map-private.h"
 
-static int64_t find(int fd, int64_t offset, enum sparse_map_kind want)
+/* The walk: 1 with *result, or -errno; *opened says whether the map
+ * opened, i.e. fd is a file the library can map. */
+static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *opened)
 {
 	struct sparse_map *map;
 	struct sparse_map_range piece;
 	int64_t result;
 	int r;
 
+	*opened = false;
 	r = sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map);
 	if (r < 0)
 		return r;
+	*opened = true;
 	if (offset >= map->size) {
 		sparse_map_close(map);
 		return -ENXIO;
@@ -40,9 +53,59 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want)
 	return result;
 }
 
+#define SM_ASK_AGAIN (-1)	/* not an errno: the kernel's answer is not final */
+
+/*
+ * The kernel's own answer where it is final (the file offset is then at
+ * it), or -ENXIO where that is final; else SM_ASK_AGAIN, with *native the
+ * kernel's answer (-1 if it had none), at which the file offset now is.
+ */
+static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, int64_t *native)
+{
+	*native = -1;
+#ifdef SM_HAVE_SEEK
+	struct stat st;
+	int64_t r;
+
+	if (sm_env_names_backend())
+		return SM_ASK_AGAIN;	/* the walk uses the backend it names */
+	r = sm_sys_lseek(fd, offset, want == SPARSE_MAP_DATA ? SEEK_DATA : SEEK_HOLE);
+	if (r == -ENXIO) {
+		/* At or past EOF, or no data after offset: final, but for
+		 * the last MiB below 2^63, where backend-seek.c distrusts
+		 * "no more data" (tmpfs). */
+		if (sm_sys_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (offset >= (int64_t)st.st_size ||
+		     (int64_t)st.st_size <= INT64_MAX - SM_MAX_BLKSIZE))
+			return -ENXIO;
+		return SM_ASK_AGAIN;
+	}
+	if (r < offset)
+		return SM_ASK_AGAIN;	/* an error, or an answer that breaks the contract */
+	*native = r;
+	if (want == SPARSE_MAP_DATA)
+		/* Data beyond offset: no stub says that, so it comes from a
+		 * file system that knows its holes.  (A character device
+		 * whose lseek answers its file position could say it too:
+		 * the one answer trusted without fstat, to keep the cost of
+		 * a data-hole-data walk at the kernel's.) */
+		return r > offset ? r : SM_ASK_AGAIN;
+	/* A hole at or beyond offset is final if it is before EOF of a
+	 * regular file (/dev/null, say, answers 0 to everything). */
+	if (sm_sys_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && r < (int64_t)st.st_size)
+		return r;
+	return SM_ASK_AGAIN;
+#else
+	(void)fd; (void)offset; (void)want;
+	return SM_ASK_AGAIN;
+#endif
+}
+
 SM_EXPORT int64_t sparse_map_lseek(int fd, int64_t offset, int whence)
 {
-	int64_t r;
+	enum sparse_map_kind want = whence == SPARSE_MAP_SEEK_DATA ? SPARSE_MAP_DATA : SPARSE_MAP_HOLE;
+	int64_t r, native;
+	bool opened;
 
 	if (whence != SPARSE_MAP_SEEK_DATA && whence != SPARSE_MAP_SEEK_HOLE) {
 		errno = EINVAL;
@@ -52,9 +115,18 @@ SM_EXPORT int64_t sparse_map_lseek(int fd, int64_t offset, int whence)
 		errno = ENXIO;
 		return -1;
 	}
-	r = find(fd, offset, whence == SPARSE_MAP_SEEK_DATA ? SPARSE_MAP_DATA : SPARSE_MAP_HOLE);
-	if (r >= 0)
-		r = sm_sys_lseek(fd, r, SEEK_SET);
+	r = ask_kernel(fd, offset, want, &native);
+	if (r == SM_ASK_AGAIN) {
+		r = find(fd, offset, want, &opened);
+		if (r < 0 && r != -ENXIO && opened && native >= 0)
+			/* The walk failed part way (EIO, ENOMEM), but the
+			 * kernel had answered, truly if coarsely: data at
+			 * offset, or the hole at EOF.  Better that than an
+			 * error; and the offset is already there. */
+			r = native;
+		else if (r >= 0)
+			r = sm_sys_lseek(fd, r, SEEK_SET);
+	}
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;

@@ -104,6 +104,13 @@ static enum sparse_map_backend backend_from_env(const struct sparse_map *map)
 	return SPARSE_MAP_BACKEND_AUTO;
 }
 
+bool sm_env_names_backend(void)
+{
+	const char *v = env("SPARSE_MAP_BACKEND");
+
+	return v && *v && strcmp(v, "auto") != 0;
+}
+
 static int probe(struct sparse_map *map)
 {
 	bool seek_says_all_data = false;

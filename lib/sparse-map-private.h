@@ -115,6 +115,8 @@ int sm_map_create(int fd, enum sparse_map_backend backend, unsigned int flags,
 
 /* probe.c */
 int sm_choose_backend(struct sparse_map *map, enum sparse_map_backend requested);
+/* Whether SPARSE_MAP_BACKEND names a backend (valid or not) for AUTO to use. */
+bool sm_env_names_backend(void);
 void sm_debug(const struct sparse_map *map, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
