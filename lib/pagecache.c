@@ -13,10 +13,11 @@
  *    caller that may neither write nor own the file, ENOSYS before 6.5);
  *    then the file is read as on any other file system.
  *
- *  - Elsewhere, a chunk that had no page in the cache before it was read
- *    is dropped again after (POSIX_FADV_DONTNEED), so a scan of a file
- *    larger than memory does not push the caller's cache out.  Chunks
- *    that were cached stay cached.
+ *  - Elsewhere, a chunk that was not all in the page cache before it was
+ *    read is dropped again after (POSIX_FADV_DONTNEED), so a scan of a
+ *    file larger than memory does not push the caller's cache out.
+ *    Chunks that were cached whole stay cached, unless our own readahead
+ *    cached them: what follows a dropped chunk is dropped too.
  */
 #include "config.h"
 
@@ -139,28 +140,47 @@ int sm_pagecache_present(struct sparse_map *map, int64_t pos, int64_t max, int64
 	return 0;
 }
 
-/* Before reading [off, off + len): whether nothing of it is cached, so the
- * pages the read brings in may be dropped after. */
-bool sm_pagecache_uncached(struct sparse_map *map, int64_t off, int64_t len)
+/*
+ * Before reading [off, off + len): whether the pages the read brings in
+ * may be dropped after.  Yes if some of it is not cached; and yes where it
+ * goes straight on from a chunk dropped before, since the kernel's
+ * readahead for that read is what cached this one.  A chunk the cache held
+ * whole, and not because of us, stays cached.
+ */
+bool sm_pagecache_droppable(struct sparse_map *map, int64_t off, int64_t len)
 {
+	long page = sysconf(_SC_PAGESIZE);
 	int64_t n;
 
-	if (map->pages_are_storage || map->no_cachestat)
+	if (map->pages_are_storage || map->no_cachestat || page <= 0)
 		return false;
+	if (off == map->dropped_to && off > 0)
+		return true;
 	n = cached(map, off, len);
 	if (n < 0)
 		map->no_cachestat = true;	/* ENOSYS, EPERM: not for this map */
-	return n == 0;
+	return n >= 0 && n < (len + page - 1) / page;
 }
 
-/* After reading [off, off + len), which had no page before: drop what the
- * read cached, unless a writer has dirtied it meanwhile (dropping dirty
- * pages would start their writeback, a flush nobody asked for). */
+/*
+ * After reading [off, off + len), which was droppable: drop it, unless it
+ * holds dirty pages (dropping those would start their writeback, a flush
+ * nobody asked for).  The kernel drops only folios that lie wholly inside
+ * the range, and readahead builds folios larger than a chunk, so the range
+ * reaches back SM_DROP_BEHIND into the run of chunks dropped before.
+ */
+#define SM_DROP_BEHIND (8 << 20)
+
 void sm_pagecache_drop(struct sparse_map *map, int64_t off, int64_t len)
 {
 	struct sm_cachestat cs;
+	int64_t lo = off;
 
-	if (sm_sys_cachestat(map->fd, off, len, &cs) == 0 && cs.nr_dirty == 0 &&
-	    cs.nr_writeback == 0)
-		(void)sm_sys_drop_cache(map->fd, off, len);
+	if (off == map->dropped_to && off > 0)
+		lo = off - map->drop_from > SM_DROP_BEHIND ? off - SM_DROP_BEHIND : map->drop_from;
+	else
+		map->drop_from = off;
+	if (sm_sys_cachestat(map->fd, lo, off + len - lo, &cs) == 0 && cs.nr_dirty == 0 &&
+	    cs.nr_writeback == 0 && sm_sys_drop_cache(map->fd, lo, off + len - lo) == 0)
+		map->dropped_to = off + len;
 }

@@ -84,7 +84,7 @@ static int readbuf_load(struct sparse_map *map, int64_t off, int64_t hi)
 		want = end - off;
 	}
 	map->buf.valid = false;
-	drop = sm_pagecache_uncached(map, off, want);
+	drop = sm_pagecache_droppable(map, off, want);
 	got = sm_sys_pread(map->fd, map->buf.data, (size_t)want, off);
 	if (got < 0)
 		return (int)got;

@@ -3,14 +3,18 @@
  * The probe on file systems that are not the build's (root only): ramfs has
  * the kernel's all-data SEEK stub and no FIEMAP, so AUTO must see through
  * the stub and pick SCAN; tmpfs has SEEK but no FIEMAP; a loop block device
- * is mapped by reading it.  Mounts are made in a mount namespace of this
- * process's own, inside a private temporary directory, and undone at exit.
+ * is mapped by reading it.  Mapping stores nothing: a ramfs hole is found
+ * without reading it (reading would store it), and a scan drops again the
+ * pages it brought into the cache.  Mounts are made in a mount namespace
+ * of this process's own, inside a private temporary directory, and undone
+ * at exit.
  */
 #include "config.h"
 
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/loop.h>
 #include <sched.h>
 #include <signal.h>
@@ -20,6 +24,8 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check-run.h"
@@ -116,6 +122,230 @@ static void expect_contract(int fd, enum sparse_map_backend b, enum sparse_map_b
 	ck_assert_msg(err == NULL, "%s: %s", where, err);
 	th_map_free(&m);
 }
+
+
+/* cachestat(2) (Linux 6.5; 451 on every architecture but alpha): pages of
+ * [off, off + len) in the page cache, or -errno. */
+static int64_t cached_pages(int fd, int64_t off, int64_t len)
+{
+	struct { uint64_t off, len; } range = { (uint64_t)off, (uint64_t)len };
+	struct { uint64_t cache, dirty, writeback, evicted, recently_evicted; } cs;
+
+	if (syscall(451, fd, &range, &cs, 0) < 0)
+		return -errno;
+	return (int64_t)cs.cache;
+}
+
+static int64_t blocks_of(int fd)
+{
+	struct stat st;
+
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	return (int64_t)st.st_blocks;
+}
+
+/* Unevictable + Shmem from /proc/meminfo, in KiB: where ramfs pages show. */
+static long long pinned_kib(void)
+{
+	char line[256];
+	long long kib, sum = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Unevictable: %lld kB", &kib) == 1 ||
+		    sscanf(line, "Shmem: %lld kB", &kib) == 1)
+			sum += kib;
+	fclose(f);
+	return sum;
+}
+
+#define GIB (1LL << 30)
+
+/* A 1 GiB ramfs file with a page of data at 64 KiB and one at 512 MiB + 100. */
+static int big_sparse_ramfs_file(char *path, size_t len)
+{
+	int fd = th_create(ramfs, path, len);
+
+	th_truncate(fd, GIB);
+	th_fill(fd, 64 * 1024, 4096);
+	th_fill(fd, 512 * 1024 * 1024 + 100, 10);
+	ck_assert_int_eq(blocks_of(fd), 16);	/* two pages stored */
+	return fd;
+}
+
+/* The facts the ramfs code stands on, on this kernel: reading a hole
+ * stores a page; cachestat counts exactly the stored pages. */
+START_TEST(test_ramfs_reading_a_hole_stores_it)
+{
+	char p[4096], buf[4096];
+	int fd;
+	int64_t n;
+
+	ck_assert(ramfs_ok);
+	fd = th_create(ramfs, p, sizeof(p));
+	th_truncate(fd, 1 << 20);
+	th_fill(fd, 0, 4096);
+	ck_assert_int_eq(blocks_of(fd), 8);
+	n = cached_pages(fd, 0, 1 << 20);
+	if (n == -ENOSYS) {
+		fprintf(stderr, "no cachestat on this kernel: ramfs holes are not searched\n");
+	} else {
+		ck_assert_msg(n == 1, "cachestat counts %lld pages, st_blocks says 1", (long long)n);
+		ck_assert_int_eq(cached_pages(fd, 4096, (1 << 20) - 4096), 0);
+	}
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 8192), (ssize_t)sizeof(buf));
+	ck_assert_msg(blocks_of(fd) == 16, "reading a ramfs hole no longer stores it "
+		      "(st_blocks %lld): the notes in sparse_map(3) are out of date",
+		      (long long)blocks_of(fd));
+	if (n != -ENOSYS)
+		ck_assert_int_eq(cached_pages(fd, 0, 1 << 20), 2);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* Every backend and flag that runs on ramfs maps a 1 GiB sparse file
+ * without storing a page or pinning memory, twice alike, and AUTO, SCAN
+ * and ZEROES find its holes. */
+static const struct { enum sparse_map_backend b; unsigned int flags; bool finds_holes; } ramfs_runs[] = {
+	{ SPARSE_MAP_BACKEND_AUTO, 0, true },
+	{ SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_VERIFY, true },
+	{ SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_ZEROES, true },
+	{ SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_SYNC, true },
+	{ SPARSE_MAP_BACKEND_SCAN, 0, true },
+	{ SPARSE_MAP_BACKEND_SCAN, SPARSE_MAP_ZEROES, true },
+#ifdef SM_HAVE_SEEK
+	{ SPARSE_MAP_BACKEND_SEEK, 0, false },
+	{ SPARSE_MAP_BACKEND_SEEK, SPARSE_MAP_VERIFY, false },
+	{ SPARSE_MAP_BACKEND_SEEK, SPARSE_MAP_ZEROES, true },
+#endif
+};
+
+START_TEST(test_ramfs_map_stores_nothing)
+{
+	char p[4096];
+	struct th_map m1, m2;
+	int fd = big_sparse_ramfs_file(p, sizeof(p));
+	long long before = pinned_kib();
+	const char *what = sparse_map_backend_name(ramfs_runs[_i].b);
+	unsigned int flags = ramfs_runs[_i].flags;
+
+	if (cached_pages(fd, 0, 4096) == -ENOSYS) {
+		fprintf(stderr, "no cachestat: ramfs holes are not searched\n");
+		close(fd);
+		unlink(p);
+		return;
+	}
+	ck_assert_int_eq(th_collect(fd, ramfs_runs[_i].b, flags, 0, &m1), 0);
+	ck_assert_int_eq(th_collect(fd, ramfs_runs[_i].b, flags, 0, &m2), 0);
+	ck_assert_msg(blocks_of(fd) == 16, "%s flags %#x: st_blocks 16 -> %lld", what, flags,
+		      (long long)blocks_of(fd));
+	/* 1 GiB stored would add 1048576 KiB; others' noise stays far below. */
+	ck_assert_msg(pinned_kib() - before < 64 * 1024, "%s flags %#x: %lld KiB more pinned",
+		      what, flags, pinned_kib() - before);
+	ck_assert_msg(m1.n == m2.n && memcmp(m1.r, m2.r, m1.n * sizeof(*m1.r)) == 0,
+		      "%s flags %#x: two maps differ: %s", what, flags, th_describe(&m2));
+	if (ramfs_runs[_i].finds_holes)
+		ck_assert_msg(m1.n == 5 && m1.r[1].kind == SPARSE_MAP_DATA &&
+			      m1.r[1].offset == 64 * 1024 && m1.r[1].length == 4096 &&
+			      m1.r[3].offset == 512 * 1024 * 1024 && m1.r[3].length == 4096,
+			      "%s flags %#x: expected H D H D H, got %s", what, flags,
+			      th_describe(&m1));
+	else
+		ck_assert_msg(m1.n == 1 && m1.r[0].kind == SPARSE_MAP_DATA, "%s: %s", what,
+			      th_describe(&m1));
+	th_map_free(&m1);
+	th_map_free(&m2);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* The portable lseek, called many times, finds the holes every time and
+ * stores nothing. */
+START_TEST(test_ramfs_lseek_stores_nothing)
+{
+	char p[4096];
+	int fd = big_sparse_ramfs_file(p, sizeof(p));
+	long long before = pinned_kib();
+
+	if (cached_pages(fd, 0, 4096) == -ENOSYS) {
+		close(fd);
+		unlink(p);
+		return;
+	}
+	for (int i = 0; i < 200; i++) {
+		int64_t off = (int64_t)i * (GIB / 200);
+		int64_t data = off <= 64 * 1024 + 4095 ? (off > 64 * 1024 ? off : 64 * 1024) :
+			       off <= 512 * 1024 * 1024 + 4095 ?
+			       (off > 512 * 1024 * 1024 ? off : 512 * 1024 * 1024) : -1;
+
+		ck_assert_int_eq(sparse_map_lseek(fd, off, SPARSE_MAP_SEEK_DATA), data);
+		if (data >= 0)
+			ck_assert_int_eq(sparse_map_lseek(fd, data, SPARSE_MAP_SEEK_HOLE),
+					 (data < 1 << 20 ? 64 * 1024 : 512 * 1024 * 1024) + 4096);
+		ck_assert_int_eq(sparse_map_lseek(fd, off, SPARSE_MAP_SEEK_HOLE),
+				 off >= 64 * 1024 && off < 68 * 1024 ? 68 * 1024 :
+				 off >= 512 * 1024 * 1024 && off < 512 * 1024 * 1024 + 4096 ?
+				 512 * 1024 * 1024 + 4096 : off);
+	}
+	ck_assert_int_eq(blocks_of(fd), 16);
+	ck_assert_msg(pinned_kib() - before < 64 * 1024, "%lld KiB more pinned",
+		      pinned_kib() - before);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* A caller the kernel will not tell which pages exist (cachestat says
+ * EPERM to one who may neither write nor own the file): AUTO takes SEEK's
+ * all-data answer, stores nothing, and no data byte is ever a hole. */
+START_TEST(test_ramfs_other_user_gets_all_data)
+{
+	char p[4096];
+	int fd = big_sparse_ramfs_file(p, sizeof(p));
+	int rd, status;
+	pid_t pid;
+
+	ck_assert_int_eq(fchmod(fd, 0644), 0);
+	rd = open(p, O_RDONLY);
+	ck_assert_int_ge(rd, 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct th_map m;
+		int64_t n;
+
+		if (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+		    setresuid(65534, 65534, 65534) != 0)
+			_exit(10);
+		n = cached_pages(rd, 0, 4096);
+		if (n != -EPERM && n != -ENOSYS)
+			_exit(11);	/* the kernel tells others now: see the notes */
+		if (th_collect(rd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m) != 0)
+			_exit(12);
+#ifdef SM_HAVE_SEEK
+		if (m.backend != SPARSE_MAP_BACKEND_SEEK || m.n != 1 || m.r[0].kind != SPARSE_MAP_DATA)
+			_exit(13);
+#endif
+		if (sparse_map_lseek(rd, 64 * 1024, SPARSE_MAP_SEEK_DATA) != 64 * 1024 ||
+		    sparse_map_lseek(rd, 512 * 1024 * 1024 + 200, SPARSE_MAP_SEEK_HOLE) <
+		    512 * 1024 * 1024 + 4096)
+			_exit(14);
+		th_map_free(&m);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "as another user: step %d failed (10 setuid, 11 cachestat answered, "
+		      "12 map, 13 not all data, 14 lseek)", WEXITSTATUS(status));
+	ck_assert_int_eq(blocks_of(fd), 16);
+	close(rd);
+	close(fd);
+	unlink(p);
+}
+END_TEST
 
 START_TEST(test_ramfs_auto_sees_through_the_stub)
 {
@@ -325,6 +555,56 @@ START_TEST(test_loop_block_device_is_scanned)
 }
 END_TEST
 
+
+/* Scanning a device leaves the page cache as it was: what it brought in
+ * is dropped again, what was cached stays. */
+START_TEST(test_scan_keeps_the_page_cache_as_it_was)
+{
+	char p[4096], buf[1 << 16];
+	struct th_map m;
+	int fd = th_create(top, p, sizeof(p));
+	int dev, rd;
+	const int64_t size = 64 << 20, pages = size / 4096;
+	int64_t n;
+
+	th_truncate(fd, size);
+	th_fill(fd, 1 << 20, 4096);
+	th_fill(fd, 40 << 20, 1 << 20);
+	close(fd);
+	dev = attach_loop(p);
+	unlink(p);
+	if (dev < 0)
+		return;	/* said by test_loop_block_device_is_scanned */
+	rd = open(loopdev, O_RDONLY);
+	ck_assert_int_ge(rd, 0);
+	close(dev);
+	if (cached_pages(rd, 0, size) == -ENOSYS) {
+		fprintf(stderr, "no cachestat: the scan does not drop what it read\n");
+		close(rd);
+		return;
+	}
+	/* Not cached: after the scan, still (almost) not. */
+	ck_assert_int_eq(posix_fadvise(rd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	ck_assert_int_le(cached_pages(rd, 0, size), pages / 100);
+	ck_assert_int_eq(th_collect(rd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m), 0);
+	ck_assert_msg(m.backend == SPARSE_MAP_BACKEND_SCAN && m.n == 5, "%s", th_describe(&m));
+	th_map_free(&m);
+	n = cached_pages(rd, 0, size);
+	ck_assert_msg(n <= pages / 20, "the scan left %lld of %lld pages cached",
+		      (long long)n, (long long)pages);
+	/* All cached: after the scan, still all. */
+	for (int64_t off = 0; off < size; off += (int64_t)sizeof(buf))
+		ck_assert_int_eq(pread(rd, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
+	ck_assert_int_eq(cached_pages(rd, 0, size), pages);
+	ck_assert_int_eq(th_collect(rd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_ZEROES, 0, &m), 0);
+	th_map_free(&m);
+	n = cached_pages(rd, 0, size);
+	ck_assert_msg(n == pages, "the scan dropped cached pages: %lld of %lld left",
+		      (long long)n, (long long)pages);
+	close(rd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mounts");
@@ -357,11 +637,17 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_ramfs_auto_sees_through_the_stub);
 	tcase_add_test(tc, test_ramfs_dense_file_stays_with_seek);
+	tcase_add_test(tc, test_ramfs_reading_a_hole_stores_it);
+	tcase_add_loop_test(tc, test_ramfs_map_stores_nothing, 0,
+			    (int)(sizeof(ramfs_runs) / sizeof(ramfs_runs[0])));
+	tcase_add_test(tc, test_ramfs_lseek_stores_nothing);
+	tcase_add_test(tc, test_ramfs_other_user_gets_all_data);
 	tcase_add_loop_test(tc, test_ramfs_every_layout, 0, (int)th_nlayouts);
 	tcase_add_test(tc, test_tmpfs_has_seek_without_fiemap);
 	tcase_add_loop_test(tc, test_tmpfs_every_layout_every_backend, 0, (int)th_nlayouts * 3);
 	tcase_add_test(tc, test_tmpfs_size_near_int64_max);
 	tcase_add_test(tc, test_loop_block_device_is_scanned);
+	tcase_add_test(tc, test_scan_keeps_the_page_cache_as_it_was);
 	suite_add_tcase(s, tc);
 	return th_run_suite(s);
 }
