@@ -84,47 +84,70 @@ static int64_t cached(const struct sparse_map *map, int64_t off, int64_t len)
 	return r < 0 ? r : cs.nr_cache;
 }
 
-/* Where pages_are_storage: whether the block at pos has no page.  If so, 1
- * and *end, the end of a run of such blocks no further than hi (the run
- * doubles while cachestat finds nothing, so a huge hole costs a few calls). */
-int sm_pagecache_absent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t *end)
-{
-	int64_t len = hi - pos < map->blksize ? hi - pos : map->blksize;
-	int64_t n = cached(map, pos, len);
+#define SM_PRESENT_WINDOW (4 << 20)
 
-	if (n != 0)
-		return n < 0 ? (int)n : 0;
-	while (len < hi - pos) {
-		int64_t next = hi - pos - len > len ? 2 * len : hi - pos;
-
-		n = cached(map, pos, next);
-		if (n < 0)
-			return (int)n;
-		if (n > 0)
-			break;
-		len = next;
-	}
-	*end = pos + len;
-	return 1;
-}
-
-/* Where pages_are_storage: how far from block-aligned pos, by at most max
- * bytes, every block has its pages (pos's block does), so that reading stops
- * before the first block that has none. */
-int sm_pagecache_present(struct sparse_map *map, int64_t pos, int64_t max, int64_t *end)
+/*
+ * Where pages_are_storage, from block-aligned pos (< hi): 1 if its block has
+ * no page, with *end the end of a run of such blocks (it doubles while
+ * cachestat finds nothing, so a huge hole costs a few calls); 0 if it has
+ * one, with *end where reading must stop, by at most max bytes, before the
+ * first block without.  One call where a chunk has every page.
+ */
+int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t max,
+			int64_t *end)
 {
 	int64_t bs = map->blksize;
-	int64_t good = bs, bad, n;
+	int64_t len = hi - pos < max ? hi - pos : max;
+	int64_t win = hi - pos < SM_PRESENT_WINDOW ? hi - pos : SM_PRESENT_WINDOW;
+	int64_t n, absent, good, bad;
 
-	n = cached(map, pos, max);
-	if (n < 0)
-		return (int)n;
-	if (n * bs >= max) {
-		*end = pos + max;
+	if (pos < map->present_to) {
+		/* Seen with every page a moment ago. */
+		*end = map->present_to - pos < len ? map->present_to : pos + len;
 		return 0;
 	}
-	/* Some block in there has no page: find the first, to the block. */
-	bad = max;
+	/* A window of several chunks first: a dense file then costs one
+	 * cachestat per window, not one per chunk. */
+	n = cached(map, pos, win);
+	if (n < 0)
+		return (int)n;
+	if (n * bs >= win) {
+		map->present_to = pos + win;
+		*end = pos + len;
+		return 0;
+	}
+	absent = n == 0 ? win : 0;
+	if (!absent) {
+		n = cached(map, pos, bs);
+		if (n < 0)
+			return (int)n;
+		absent = n == 0 ? bs : 0;
+	}
+	if (absent) {
+		/* No page in [pos, pos + absent): double while none. */
+		while (absent < hi - pos) {
+			int64_t next = hi - pos - absent > absent ? 2 * absent : hi - pos;
+
+			n = cached(map, pos, next);
+			if (n < 0)
+				return (int)n;
+			if (n > 0)
+				break;
+			absent = next;
+		}
+		*end = pos + absent;
+		return 1;
+	}
+	/* pos's block has its page; read up to the first block without. */
+	n = len > bs ? cached(map, pos, len) : 1;
+	if (n < 0)
+		return (int)n;
+	if (len <= bs || n * bs >= len) {
+		*end = pos + len;
+		return 0;
+	}
+	good = bs;
+	bad = len;
 	while (bad - good > bs) {
 		int64_t mid = good + (bad - good + bs - 1) / bs / 2 * bs;
 

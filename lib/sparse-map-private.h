@@ -89,6 +89,7 @@ struct sparse_map {
 	bool readable;
 	bool pages_are_storage;	/* ramfs, checked: a block without a page is a hole */
 	bool no_cachestat;	/* cachestat failed once: do not ask again */
+	int64_t present_to;	/* ramfs: [.., present_to) was seen to have every page */
 	int64_t drop_from;	/* the chunks read in [drop_from, dropped_to) were */
 	int64_t dropped_to;	/* dropped from the page cache again */
 
@@ -129,8 +130,8 @@ void sm_readbuf_reset(struct sparse_map *map);
 /* pagecache.c */
 bool sm_pagecache_is_ramfs(const struct sparse_map *map);
 int sm_pagecache_check(struct sparse_map *map);
-int sm_pagecache_absent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t *end);
-int sm_pagecache_present(struct sparse_map *map, int64_t pos, int64_t max, int64_t *end);
+int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t max,
+			int64_t *end);
 bool sm_pagecache_droppable(struct sparse_map *map, int64_t off, int64_t len);
 void sm_pagecache_drop(struct sparse_map *map, int64_t off, int64_t len);
 

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "sparse-map-private.h"
@@ -17,10 +18,37 @@
  * while the zero test runs over what pread just copied. */
 #define SM_READ_CHUNK (256 * 1024)
 
+#if defined(__GNUC__)
+/* 16 bytes at a time, in whatever vector registers the target has (or
+ * scalar code where none); may_alias, since the buffer holds bytes. */
+typedef uint64_t sm_vec __attribute__((vector_size(16), may_alias));
+
 static bool all_zero(const unsigned char *p, size_t n)
 {
-	/* Test a short head by hand, then let memcmp (vectorised in every
-	 * C library) compare the rest with itself shifted by the head. */
+	size_t i = 0;
+
+	while (i < n && ((uintptr_t)(p + i) & 15))
+		if (p[i++])
+			return false;
+	/* OR 256 bytes together, then test: the loads run at cache speed,
+	 * and data (which is rarely zero for long) leaves early. */
+	for (; i + 256 <= n; i += 256) {
+		const sm_vec *v = (const sm_vec *)(const void *)(p + i);
+		sm_vec acc = v[0] | v[1] | v[2] | v[3] | v[4] | v[5] | v[6] | v[7] |
+			     v[8] | v[9] | v[10] | v[11] | v[12] | v[13] | v[14] | v[15];
+
+		if (acc[0] | acc[1])
+			return false;
+	}
+	for (; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+#else
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	/* memcmp (vectorised in C libraries) against itself shifted. */
 	size_t head = n < 16 ? n : 16;
 
 	for (size_t i = 0; i < head; i++)
@@ -28,10 +56,12 @@ static bool all_zero(const unsigned char *p, size_t n)
 			return false;
 	return n == head || memcmp(p, p + head, n - head) == 0;
 }
+#endif
 
 void sm_readbuf_reset(struct sparse_map *map)
 {
 	map->buf.valid = false;
+	map->present_to = 0;	/* what pagecache.c saw may have changed too */
 }
 
 void sm_readbuf_free(struct sparse_map *map)
@@ -41,10 +71,17 @@ void sm_readbuf_free(struct sparse_map *map)
 	map->buf.valid = false;
 }
 
-static int readbuf_alloc(struct sparse_map *map)
+/* The read buffer's size: whole blocks, about SM_READ_CHUNK. */
+static size_t readbuf_size(const struct sparse_map *map)
 {
 	size_t bs = (size_t)map->blksize;
-	size_t size = SM_READ_CHUNK < bs ? bs : SM_READ_CHUNK / bs * bs;
+
+	return SM_READ_CHUNK < bs ? bs : SM_READ_CHUNK / bs * bs;
+}
+
+static int readbuf_alloc(struct sparse_map *map)
+{
+	size_t size = readbuf_size(map);
 
 	map->buf.data = sm_sys_aligned_alloc(4096, size);
 	if (!map->buf.data)
@@ -74,15 +111,6 @@ static int readbuf_load(struct sparse_map *map, int64_t off, int64_t hi)
 	}
 	if (want > (int64_t)map->buf.size)
 		want = (int64_t)map->buf.size;
-	if (map->pages_are_storage) {
-		/* Read no block that has no page: reading would store one. */
-		int64_t end;
-		int r = sm_pagecache_present(map, off, want, &end);
-
-		if (r < 0)
-			return r;
-		want = end - off;
-	}
 	map->buf.valid = false;
 	drop = sm_pagecache_droppable(map, off, want);
 	got = sm_sys_pread(map->fd, map->buf.data, (size_t)want, off);
@@ -121,20 +149,23 @@ int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
 			 * time a call takes. */
 			if (!first)
 				break;
-			if (map->pages_are_storage) {
-				int64_t end;
-				int r = sm_pagecache_absent(map, block, hi, &end);
+			int64_t stop = hi;
+			int r;
 
+			if (map->pages_are_storage) {
+				/* Read no block without a page: reading would
+				 * store one.  Those are zeroes, found unread. */
+				r = sm_pagecache_extent(map, block, hi,
+							(int64_t)readbuf_size(map), &stop);
 				if (r < 0)
 					return r;
 				if (r == 1) {
-					/* No page, so zeroes, found without reading. */
 					*zero = true;
-					*run_end = end;
+					*run_end = stop;
 					return 0;
 				}
 			}
-			int r = readbuf_load(map, block, hi);
+			r = readbuf_load(map, block, stop);
 			if (r < 0)
 				return r;
 		}
