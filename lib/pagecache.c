@@ -173,13 +173,27 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
 bool sm_pagecache_droppable(struct sparse_map *map, int64_t off, int64_t len)
 {
 	long page = sysconf(_SC_PAGESIZE);
+	int64_t win = map->size - off < SM_PRESENT_WINDOW ? map->size - off : SM_PRESENT_WINDOW;
 	int64_t n;
 
 	if (map->pages_are_storage || map->no_cachestat || page <= 0)
 		return false;
 	if (off == map->dropped_to && off > 0)
 		return true;
-	n = cached(map, off, len);
+	if (off >= map->cached_from && off + len <= map->cached_to)
+		return false;
+	/* One question for a window of several chunks where it is all
+	 * cached, as a file read again usually is. */
+	if (win < len)
+		win = len;
+	n = cached(map, off, win);
+	if (n >= 0 && n * page >= win) {
+		map->cached_from = off;
+		map->cached_to = off + win;
+		return false;
+	}
+	if (n > 0)
+		n = cached(map, off, len);
 	if (n < 0)
 		map->no_cachestat = true;	/* ENOSYS, EPERM: not for this map */
 	return n >= 0 && n < (len + page - 1) / page;

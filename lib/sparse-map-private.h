@@ -90,6 +90,8 @@ struct sparse_map {
 	bool pages_are_storage;	/* ramfs, checked: a block without a page is a hole */
 	bool no_cachestat;	/* cachestat failed once: do not ask again */
 	int64_t present_to;	/* ramfs: [.., present_to) was seen to have every page */
+	int64_t cached_from;	/* elsewhere: [cached_from, cached_to) was seen */
+	int64_t cached_to;	/* all in the page cache */
 	int64_t drop_from;	/* the chunks read in [drop_from, dropped_to) were */
 	int64_t dropped_to;	/* dropped from the page cache again */
 

@@ -17,7 +17,8 @@
  *   bench mkzero FILE SIZE DATA sparse|full
  *                                    DATA bytes in 4 KiB runs spread evenly,
  *                                    the rest holes or written zeroes
- *   bench map FS FILE RUNS REPS      library against the bare SEEK / FIEMAP loop
+ *   bench map FS FILE RUNS REPS      library against the bare SEEK / FIEMAP loop, and
+ *                                    a sparse_map_lseek loop against an lseek loop
  *   bench scan FS FILE RUNS REPS BACKEND [zeroes]
  *                                    a reading map against cat and cp --sparse=always
  *   bench copy FS FILE REPS COPIER   COPIER against cp --sparse=auto|always
@@ -325,14 +326,21 @@ static struct count lib_map(int fd, enum sparse_map_backend backend, unsigned in
 }
 
 #ifdef SM_HAVE_SEEK
-/* The least a program can do to map a file with lseek: two calls a data range. */
-static struct count bare_seek(int fd, off_t size)
+static int64_t native_lseek(int fd, int64_t off, int whence)
+{
+	return lseek(fd, (off_t)off, whence);
+}
+
+/* The least a program can do to map a file with lseek: two calls a data
+ * range, made with seek (lseek, or sparse_map_lseek as a program that
+ * swapped one for the other would). */
+static struct count seek_loop(int fd, off_t size, int64_t (*seek)(int, int64_t, int))
 {
 	struct count c = { 0, 0, 0 };
 	off_t pos = 0;
 
 	while (pos < size) {
-		off_t data = lseek(fd, pos, SEEK_DATA);
+		off_t data = seek(fd, pos, SEEK_DATA);
 		off_t hole;
 
 		if (data < 0 && errno == ENXIO) {
@@ -343,7 +351,7 @@ static struct count bare_seek(int fd, off_t size)
 			die("SEEK_DATA: %s", strerror(errno));
 		if (data > pos)
 			c.ranges++;
-		hole = lseek(fd, data, SEEK_HOLE);
+		hole = seek(fd, data, SEEK_HOLE);
 		if (hole < 0)
 			die("SEEK_HOLE: %s", strerror(errno));
 		c.ranges++;
@@ -479,7 +487,7 @@ static void map_rows(const char *fs, const char *path, long long runs, int reps,
 			}
 #ifdef SM_HAVE_SEEK
 			if (backend == SPARSE_MAP_BACKEND_SEEK)
-				bc = bare_seek(fd, size);
+				bc = seek_loop(fd, size, native_lseek);
 #endif
 #ifdef SM_HAVE_FIEMAP
 			if (backend == SPARSE_MAP_BACKEND_FIEMAP && (rc = bare_fiemap(fd, size, fm, &bc)) < 0)
@@ -507,10 +515,48 @@ out:
 	close(fd);
 }
 
+#ifdef SM_HAVE_SEEK
+/* A SEEK_DATA/SEEK_HOLE loop with sparse_map_lseek against the same loop
+ * with lseek: what a program pays for swapping one for the other. */
+static void lseek_row(const char *fs, const char *path, long long runs, int reps)
+{
+	int fd = open_or_die(path, O_RDONLY);
+	off_t size = file_size(fd, path);
+	double tl[MAX_REPS], tb[MAX_REPS], ratio[MAX_REPS];
+	struct count lc = { 0, 0, 0 }, bc = { 0, 0, 0 };
+	char file[64], mine[64], base[96], n[32];
+
+	for (int r = -1; r < reps; r++) {
+		for (int turn = 0; turn < 2; turn++) {
+			bool lib = (r % 2 == 0) == (turn == 0);
+			double t0 = now(), t;
+
+			if (lib)
+				lc = seek_loop(fd, size, sparse_map_lseek);
+			else
+				bc = seek_loop(fd, size, native_lseek);
+			t = now() - t0;
+			if (r >= 0)
+				*(lib ? &tl[r] : &tb[r]) = t;
+		}
+		if (r >= 0)
+			ratio[r] = tl[r] / tb[r];
+	}
+	check_same("sparse_map_lseek loop", &lc, &bc);
+	snprintf(file, sizeof(file), "%s runs", grouped(runs, n, sizeof(n)));
+	snprintf(mine, sizeof(mine), "%.0f ns/data range", median(tl, reps) / (double)lc.data_ranges * 1e9);
+	snprintf(base, sizeof(base), "%.0f ns/data range (the loop with lseek)",
+		 median(tb, reps) / (double)bc.data_ranges * 1e9);
+	row(fs, "sparse_map_lseek loop", file, mine, base, median(ratio, reps), 1.10, false, NULL);
+	close(fd);
+}
+#endif
+
 static void cmd_map(const char *fs, const char *path, long long runs, int reps)
 {
 #ifdef SM_HAVE_SEEK
 	map_rows(fs, path, runs, reps, SPARSE_MAP_BACKEND_SEEK);
+	lseek_row(fs, path, runs, reps);
 #endif
 #ifdef SM_HAVE_FIEMAP
 	map_rows(fs, path, runs, reps, SPARSE_MAP_BACKEND_FIEMAP);
@@ -551,8 +597,23 @@ static void unlink_if_there(const char *path)
 		die("%s: %s", path, strerror(errno));
 }
 
+/* The least a program can do to read a file: pread into a 1 MiB buffer,
+ * ignoring the bytes.  Returns the bytes read. */
+static long long bare_read(int fd)
+{
+	static unsigned char buf[1 << 20];
+	long long off = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf), (off_t)off)) > 0)
+		off += n;
+	if (n < 0)
+		die("pread: %s", strerror(errno));
+	return off;
+}
+
 /* A reading map (SCAN, or a backend with SPARSE_MAP_ZEROES) against the
- * read bandwidth (cat) and against cp --sparse=always. */
+ * read bandwidth (a bare pread loop, and cat) and cp --sparse=always. */
 static void cmd_scan(const char *fs, const char *path, long long runs, int reps,
 		     const char *backend_name, bool zeroes)
 {
@@ -561,7 +622,7 @@ static void cmd_scan(const char *fs, const char *path, long long runs, int reps,
 	char dest[PATH_MAX];
 	char *cat_argv[] = { "cat", (char *)path, NULL };
 	char *cp_argv[] = { "cp", "--sparse=always", (char *)path, dest, NULL };
-	double t[3][MAX_REPS], rcat[MAX_REPS], rcp[MAX_REPS];
+	double t[4][MAX_REPS], rcat[MAX_REPS], rcp[MAX_REPS], rread[MAX_REPS];
 	struct count c = { 0, 0, 0 };
 	char what[64], file[96], mine[64], base[96], a[32], b[32];
 	int fd = open_or_die(path, O_RDONLY);
@@ -573,14 +634,16 @@ static void cmd_scan(const char *fs, const char *path, long long runs, int reps,
 	 * the never written pages their zeroed memory: after it every
 	 * contestant reads the same cached pages. */
 	for (int r = -1; r < reps; r++) {
-		for (int turn = 0; turn < 3; turn++) {
-			int who = (turn + (r < 0 ? 0 : r)) % 3;
-			double d;
+		for (int turn = 0; turn < 4; turn++) {
+			int who = (turn + (r < 0 ? 0 : r)) % 4;
+			double d, t0 = now();
 
 			if (who == 0) {
-				double t0 = now();
-
 				c = lib_map(fd, backend, flags);
+				d = now() - t0;
+			} else if (who == 3) {
+				if (bare_read(fd) != size)
+					die("%s: pread read other than %lld bytes", path, (long long)size);
 				d = now() - t0;
 			} else if (who == 1) {
 				d = run_tool(cat_argv);
@@ -595,6 +658,7 @@ static void cmd_scan(const char *fs, const char *path, long long runs, int reps,
 		if (r >= 0) {
 			rcat[r] = t[0][r] / t[1][r];
 			rcp[r] = t[0][r] / t[2][r];
+			rread[r] = t[0][r] / t[3][r];
 		}
 	}
 	close(fd);
@@ -607,6 +671,11 @@ static void cmd_scan(const char *fs, const char *path, long long runs, int reps,
 		 zeroes ? "written" : "sparse", human_size(runs * RUN_LEN, b, sizeof(b)));
 	snprintf(mine, sizeof(mine), "%s, %.1f GB/s", seconds(median(t[0], reps), a, sizeof(a)),
 		 (double)size / median(t[0], reps) / 1e9);
+	/* Bandwidth at least 0.90x the bare loop's: time at most 1/0.90. */
+	snprintf(base, sizeof(base), "%s, %.1f GB/s (bare pread loop, 1 MiB; bandwidth %.2fx)",
+		 seconds(median(t[3], reps), b, sizeof(b)), (double)size / median(t[3], reps) / 1e9,
+		 1 / median(rread, reps));
+	row(fs, what, file, mine, base, median(rread, reps), 1.11, false, NULL);
 	snprintf(base, sizeof(base), "%s, %.1f GB/s (cat > /dev/null)",
 		 seconds(median(t[1], reps), b, sizeof(b)), (double)size / median(t[1], reps) / 1e9);
 	row(fs, what, file, mine, base, median(rcat, reps), 1.0, false, NULL);
