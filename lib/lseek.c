@@ -69,7 +69,20 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, int
 
 	if (sm_env_names_backend())
 		return SM_ASK_AGAIN;	/* the walk uses the backend it names */
-	r = sm_sys_lseek(fd, offset, want == SPARSE_MAP_DATA ? SEEK_DATA : SEEK_HOLE);
+	if (want == SPARSE_MAP_HOLE) {
+		/* The size first: a hole is final if it is before EOF, and
+		 * only a regular file's offset is worth moving. */
+		if (sm_sys_fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+			return SM_ASK_AGAIN;
+		if (offset >= (int64_t)st.st_size)
+			return -ENXIO;
+		r = sm_sys_lseek(fd, offset, SEEK_HOLE);
+		if (r < offset)
+			return SM_ASK_AGAIN;	/* an error, or an answer breaking the contract */
+		*native = r;
+		return r < (int64_t)st.st_size ? r : SM_ASK_AGAIN;
+	}
+	r = sm_sys_lseek(fd, offset, SEEK_DATA);
 	if (r == -ENXIO) {
 		/* At or past EOF, or no data after offset: final, but for
 		 * the last MiB below 2^63, where backend-seek.c distrusts
@@ -81,20 +94,14 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, int
 		return SM_ASK_AGAIN;
 	}
 	if (r < offset)
-		return SM_ASK_AGAIN;	/* an error, or an answer that breaks the contract */
+		return SM_ASK_AGAIN;
 	*native = r;
-	if (want == SPARSE_MAP_DATA)
-		/* Data beyond offset: no stub says that, so it comes from a
-		 * file system that knows its holes.  (A character device
-		 * whose lseek answers its file position could say it too:
-		 * the one answer trusted without fstat, to keep the cost of
-		 * a data-hole-data walk at the kernel's.) */
-		return r > offset ? r : SM_ASK_AGAIN;
-	/* A hole at or beyond offset is final if it is before EOF of a
-	 * regular file (/dev/null, say, answers 0 to everything). */
-	if (sm_sys_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && r < (int64_t)st.st_size)
-		return r;
-	return SM_ASK_AGAIN;
+	/* Data beyond offset: no stub says that, so it comes from a file
+	 * system that knows its holes.  (A character device whose lseek
+	 * answers its file position could say it too: the one answer
+	 * trusted without fstat, to keep a data-hole walk at the kernel's
+	 * cost.) */
+	return r > offset ? r : SM_ASK_AGAIN;
 #else
 	(void)fd; (void)offset; (void)want;
 	return SM_ASK_AGAIN;

@@ -98,6 +98,40 @@ START_TEST(test_probe_is_cheap)
 }
 END_TEST
 
+#ifdef SM_HAVE_SEEK
+/* sparse_map_lseek costs what lseek costs where the file system reports
+ * holes: SEEK_DATA from a hole is one lseek; SEEK_HOLE from data is one
+ * fstat and one lseek. */
+START_TEST(test_lseek_costs_one_call)
+{
+	int fd = make_runs(10);
+	int64_t blk = th_blksize(fd);
+	int calls;
+
+	if (lseek(fd, 0, SEEK_HOLE) != blk) {
+		fprintf(stderr, "this file system reports no holes: sparse_map_lseek's cost not tested\n");
+		close(fd);
+		unlink(path);
+		return;
+	}
+	count_calls();
+	ck_assert_int_eq(sparse_map_lseek(fd, blk, SPARSE_MAP_SEEK_DATA), 4 * blk);
+	calls = seen.fstat + seen.getfl + seen.lseek + seen.pread + seen.ioctl + seen.fstatfs;
+	ck_assert_msg(seen.lseek == 1 && calls == 1 && seen.malloc == 0,
+		      "SEEK_DATA: %d lseek, %d calls, %d allocations", seen.lseek, calls, seen.malloc);
+	count_calls();
+	ck_assert_int_eq(sparse_map_lseek(fd, 4 * blk + 1, SPARSE_MAP_SEEK_HOLE), 5 * blk);
+	calls = seen.fstat + seen.getfl + seen.lseek + seen.pread + seen.ioctl + seen.fstatfs;
+	ck_assert_msg(seen.lseek == 1 && seen.fstat == 1 && calls == 2 && seen.malloc == 0,
+		      "SEEK_HOLE: %d lseek, %d fstat, %d calls", seen.lseek, seen.fstat, calls);
+	sm_sys_table = libc_table;
+	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 5 * blk);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+#endif
+
 /* AUTO and every backend this build has. */
 static const enum sparse_map_backend built[] = {
 	SPARSE_MAP_BACKEND_AUTO,
@@ -339,6 +373,9 @@ int main(void)
 	unsetenv("SPARSE_MAP_BACKEND");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_probe_is_cheap);
+#ifdef SM_HAVE_SEEK
+	tcase_add_test(tc, test_lseek_costs_one_call);
+#endif
 	tcase_add_test(tc, test_memory_does_not_grow_with_the_file);
 	tcase_add_test(tc, test_every_allocation_failure_is_enomem);
 #ifdef SM_HAVE_FIEMAP
