@@ -55,6 +55,27 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *ope
 
 #define SM_ASK_AGAIN (-1)	/* not an errno: the kernel's answer is not final */
 
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define SM_THREAD_LOCAL _Thread_local
+#else
+#define SM_THREAD_LOCAL __thread
+#endif
+
+/*
+ * The data this thread's last call found beyond its offset, and on which
+ * fd: proof that the file system of fd reports holes.  A walk asks
+ * SEEK_HOLE right there next, and that answer is then final without the
+ * fstat that tells a hole before EOF from a stub's hole at EOF, so the walk
+ * costs what it costs with lseek.  It serves that one call only.  Were fd
+ * closed and reopened on another file in between, the answer would still
+ * be the kernel's, a true one (never data called a hole), if perhaps a
+ * coarser one than a walk would give.
+ */
+static SM_THREAD_LOCAL struct {
+	int fd;
+	int64_t data;
+} last_data = { -1, -1 };
+
 /*
  * The kernel's own answer where it is final (the file offset is then at
  * it), or -ENXIO where that is final; else SM_ASK_AGAIN, with *native the
@@ -69,6 +90,15 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, int
 
 	if (sm_env_names_backend())
 		return SM_ASK_AGAIN;	/* the walk uses the backend it names */
+	if (want == SPARSE_MAP_HOLE && fd == last_data.fd && offset == last_data.data) {
+		last_data.fd = -1;
+		r = sm_sys_lseek(fd, offset, SEEK_HOLE);
+		if (r < offset)
+			return SM_ASK_AGAIN;
+		*native = r;
+		return r;
+	}
+	last_data.fd = -1;
 	if (want == SPARSE_MAP_HOLE) {
 		/* The size first: a hole is final if it is before EOF, and
 		 * only a regular file's offset is worth moving. */
@@ -99,9 +129,12 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, int
 	/* Data beyond offset: no stub says that, so it comes from a file
 	 * system that knows its holes.  (A character device whose lseek
 	 * answers its file position could say it too: the one answer
-	 * trusted without fstat, to keep a data-hole walk at the kernel's
-	 * cost.) */
-	return r > offset ? r : SM_ASK_AGAIN;
+	 * trusted without fstat, to keep a walk at the kernel's cost.) */
+	if (r == offset)
+		return SM_ASK_AGAIN;
+	last_data.fd = fd;
+	last_data.data = r;
+	return r;
 #else
 	(void)fd; (void)offset; (void)want;
 	return SM_ASK_AGAIN;

@@ -100,8 +100,9 @@ END_TEST
 
 #ifdef SM_HAVE_SEEK
 /* sparse_map_lseek costs what lseek costs where the file system reports
- * holes: SEEK_DATA from a hole is one lseek; SEEK_HOLE from data is one
- * fstat and one lseek. */
+ * holes: SEEK_DATA from a hole is one lseek, and so is the SEEK_HOLE from
+ * the data it found; SEEK_HOLE from elsewhere in data is one fstat and one
+ * lseek. */
 START_TEST(test_lseek_costs_one_call)
 {
 	int fd = make_runs(10);
@@ -119,6 +120,11 @@ START_TEST(test_lseek_costs_one_call)
 	calls = seen.fstat + seen.getfl + seen.lseek + seen.pread + seen.ioctl + seen.fstatfs;
 	ck_assert_msg(seen.lseek == 1 && calls == 1 && seen.malloc == 0,
 		      "SEEK_DATA: %d lseek, %d calls, %d allocations", seen.lseek, calls, seen.malloc);
+	count_calls();
+	ck_assert_int_eq(sparse_map_lseek(fd, 4 * blk, SPARSE_MAP_SEEK_HOLE), 5 * blk);
+	calls = seen.fstat + seen.getfl + seen.lseek + seen.pread + seen.ioctl + seen.fstatfs;
+	ck_assert_msg(seen.lseek == 1 && calls == 1, "SEEK_HOLE after SEEK_DATA: %d lseek, %d calls",
+		      seen.lseek, calls);
 	count_calls();
 	ck_assert_int_eq(sparse_map_lseek(fd, 4 * blk + 1, SPARSE_MAP_SEEK_HOLE), 5 * blk);
 	calls = seen.fstat + seen.getfl + seen.lseek + seen.pread + seen.ioctl + seen.fstatfs;
