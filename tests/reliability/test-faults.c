@@ -37,10 +37,14 @@
 #define MAX_NEXT 1000000	/* sparse_map_next calls before we call it a hang */
 #define ODD_ALARM 30		/* seconds an odd-answer scenario may take */
 
-enum call { C_FSTAT, C_GETFL, C_LSEEK, C_PREAD, C_FDATASYNC, C_IOCTL, C_MALLOC, C_MEMALIGN, NCALLS };
+enum call {
+	C_FSTAT, C_GETFL, C_LSEEK, C_PREAD, C_FDATASYNC, C_IOCTL, C_FSTATFS, C_CACHESTAT, C_FADVISE,
+	C_MALLOC, C_MEMALIGN, NCALLS
+};
 
 static const char *const call_name[NCALLS] = {
-	"fstat", "fcntl(F_GETFL)", "lseek", "pread", "fdatasync", "ioctl", "malloc", "posix_memalign",
+	"fstat", "fcntl(F_GETFL)", "lseek", "pread", "fdatasync", "ioctl", "fstatfs", "cachestat",
+	"posix_fadvise", "malloc", "posix_memalign",
 };
 
 /* The errnos each call can really return (0 ends a list); EINTR where a
@@ -52,6 +56,9 @@ static const int call_errnos[NCALLS][8] = {
 	[C_PREAD] = { EINTR, EIO, EAGAIN, EINVAL, ENXIO, ENOMEM },
 	[C_FDATASYNC] = { EINTR, EIO, EINVAL, EROFS, ENOSPC },
 	[C_IOCTL] = { EINTR, EIO, EOPNOTSUPP, ENOTTY, EINVAL, EBADR, ENOMEM },
+	[C_FSTATFS] = { EINTR, EIO, ENOSYS },
+	[C_CACHESTAT] = { EINTR, ENOSYS, EPERM, EINVAL },
+	[C_FADVISE] = { EINVAL, ESPIPE, ENOSYS },
 	[C_MALLOC] = { ENOMEM },
 	[C_MEMALIGN] = { ENOMEM },
 };
@@ -328,6 +335,21 @@ static int f_ioctl(int fd, unsigned long req, void *arg)
 		return bend_fiemap(fd, arg);
 #endif
 	return libc_calls.ioctl(fd, req, arg);
+}
+
+static int f_fstatfs(int fd, int64_t *type)
+{
+	return fail_now(C_FSTATFS) ? -1 : libc_calls.fstatfs(fd, type);
+}
+
+static int f_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
+{
+	return fail_now(C_CACHESTAT) ? -1 : libc_calls.cachestat(fd, off, len, cs);
+}
+
+static int f_fadvise(int fd, off_t off, off_t len, int advice)
+{
+	return fail_now(C_FADVISE) ? -1 : libc_calls.fadvise(fd, off, len, advice);
 }
 
 static void *f_malloc(size_t n)
@@ -966,7 +988,8 @@ int main(void)
 		return 99;
 	sm_sys_table = (struct sm_sys_table){
 		.fstat = f_fstat, .getfl = f_getfl, .lseek = f_lseek, .pread = f_pread,
-		.fdatasync = f_fdatasync, .ioctl = f_ioctl, .malloc = f_malloc,
+		.fdatasync = f_fdatasync, .ioctl = f_ioctl, .fstatfs = f_fstatfs,
+		.cachestat = f_cachestat, .fadvise = f_fadvise, .malloc = f_malloc,
 		.posix_memalign = f_posix_memalign, .free = f_free,
 	};
 	failed = th_run_suite(faults_suite());
