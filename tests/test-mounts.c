@@ -340,7 +340,9 @@ START_TEST(test_ramfs_other_user_gets_all_data)
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "as another user: step %d failed (10 setuid, 11 cachestat answered, "
 		      "12 map, 13 not all data, 14 lseek)", WEXITSTATUS(status));
+#ifdef SM_HAVE_SEEK
 	ck_assert_int_eq(blocks_of(fd), 16);
+#endif	/* else reading was the only way left, and it stored the holes */
 	close(rd);
 	close(fd);
 	unlink(p);
