@@ -7,11 +7,13 @@
  *    hole, and reading it would store a page of zeroes (the file would
  *    grow dense and pin memory).  So there, blocks without a page are
  *    holes found without reading, and only blocks with pages are read.
- *    This is believed only after one check per map: the pages cachestat
- *    counts over the whole file must be exactly what st_blocks says is
- *    stored.  cachestat either answers truly or fails (EPERM for a
- *    caller that may neither write nor own the file, ENOSYS before 6.5);
- *    then the file is read as on any other file system.
+ *    This is believed only after one check per map: the pages counted
+ *    over the whole file must be exactly what st_blocks says is stored.
+ *    cachestat either answers truly or fails (EPERM for a caller that may
+ *    neither write nor own the file).  Before Linux 6.5 (ENOSYS) mincore
+ *    of a mapping never touched counts instead; for such a caller it says
+ *    every page is there, which the check does not believe.  Then the
+ *    probe takes SEEK's all-data answer (probe.c).
  *
  *  - Elsewhere, a chunk that was not all in the page cache before it was
  *    read is dropped again after (POSIX_FADV_DONTNEED), so a scan of a
@@ -41,13 +43,16 @@ bool sm_pagecache_is_ramfs(const struct sparse_map *map)
 #endif
 }
 
+static int64_t present(struct sparse_map *map, int64_t off, int64_t len);
+
 /* Sets pages_are_storage: whether a block without a page is a hole here,
  * checked against st_blocks. */
 int sm_pagecache_check(struct sparse_map *map)
 {
-	struct sm_cachestat cs;
 	struct stat st;
 	long page = sysconf(_SC_PAGESIZE);
+	const char *how;
+	int64_t n;
 	int r;
 
 	map->pages_are_storage = false;
@@ -55,22 +60,24 @@ int sm_pagecache_check(struct sparse_map *map)
 		return 0;
 	if (!map->readable || map->size == 0 || page <= 0 || map->blksize != page)
 		return 0;
-	r = sm_sys_cachestat(map->fd, 0, map->size, &cs);
-	if (r < 0) {
-		sm_debug(map, "ramfs, but cachestat cannot say which pages exist (%s)",
-			 strerror(-r));
-		return sm_sys_unsupported(r) || r == -EPERM ? 0 : r;
+	n = present(map, 0, map->size);
+	how = map->use_mincore ? "mincore" : "cachestat";
+	if (n < 0) {
+		/* EPERM: a caller who may neither write nor own the file. */
+		sm_debug(map, "ramfs, but %s cannot say which pages exist (%s)", how,
+			 strerror((int)-n));
+		return 0;
 	}
 	r = sm_sys_fstat(map->fd, &st);
 	if (r < 0)
 		return r;
-	if (cs.nr_cache * (page / 512) != (int64_t)st.st_blocks) {
-		sm_debug(map, "ramfs, but cachestat counts %lld pages where st_blocks says %lld: "
-			 "not trusted", (long long)cs.nr_cache, (long long)st.st_blocks);
+	if (n * (page / 512) != (int64_t)st.st_blocks) {
+		sm_debug(map, "ramfs, but %s counts %lld pages where st_blocks says %lld: "
+			 "not trusted", how, (long long)n, (long long)st.st_blocks);
 		return 0;
 	}
-	sm_debug(map, "ramfs: its %lld pages are the storage; a block without one is a hole",
-		 (long long)cs.nr_cache);
+	sm_debug(map, "ramfs: its %lld pages (%s) are the storage; a block without one is a hole",
+		 (long long)n, how);
 	map->pages_are_storage = true;
 	return 0;
 }
@@ -82,6 +89,23 @@ static int64_t cached(const struct sparse_map *map, int64_t off, int64_t len)
 	int r = sm_sys_cachestat(map->fd, off, len, &cs);
 
 	return r < 0 ? r : cs.nr_cache;
+}
+
+/* The same, for the ramfs questions: before Linux 6.5, which has no
+ * cachestat, mincore(2) of an untouched mapping answers.  For a caller who
+ * may neither write nor own the file mincore says every page is there
+ * (Linux 5.0 and later) — false, yet only ever "data", and the st_blocks
+ * check in sm_pagecache_check() does not believe it. */
+static int64_t present(struct sparse_map *map, int64_t off, int64_t len)
+{
+	if (!map->use_mincore) {
+		int64_t n = cached(map, off, len);
+
+		if (n != -ENOSYS)
+			return n;
+		map->use_mincore = true;
+	}
+	return sm_sys_resident_pages(map->fd, off, len);
 }
 
 #define SM_PRESENT_WINDOW (4 << 20)
@@ -108,7 +132,7 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
 	}
 	/* A window of several chunks first: a dense file then costs one
 	 * cachestat per window, not one per chunk. */
-	n = cached(map, pos, win);
+	n = present(map, pos, win);
 	if (n < 0)
 		return (int)n;
 	if (n * bs >= win) {
@@ -118,7 +142,7 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
 	}
 	absent = n == 0 ? win : 0;
 	if (!absent) {
-		n = cached(map, pos, bs);
+		n = present(map, pos, bs);
 		if (n < 0)
 			return (int)n;
 		absent = n == 0 ? bs : 0;
@@ -128,7 +152,7 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
 		while (absent < hi - pos) {
 			int64_t next = hi - pos - absent > absent ? 2 * absent : hi - pos;
 
-			n = cached(map, pos, next);
+			n = present(map, pos, next);
 			if (n < 0)
 				return (int)n;
 			if (n > 0)
@@ -139,7 +163,7 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
 		return 1;
 	}
 	/* pos's block has its page; read up to the first block without. */
-	n = len > bs ? cached(map, pos, len) : 1;
+	n = len > bs ? present(map, pos, len) : 1;
 	if (n < 0)
 		return (int)n;
 	if (len <= bs || n * bs >= len) {
@@ -151,7 +175,7 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
 	while (bad - good > bs) {
 		int64_t mid = good + (bad - good + bs - 1) / bs / 2 * bs;
 
-		n = cached(map, pos, mid);
+		n = present(map, pos, mid);
 		if (n < 0)
 			return (int)n;
 		if (n * bs >= mid)

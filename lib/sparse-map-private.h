@@ -89,6 +89,7 @@ struct sparse_map {
 	bool readable;
 	bool pages_are_storage;	/* ramfs, checked: a block without a page is a hole */
 	bool no_cachestat;	/* cachestat failed once: do not ask again */
+	bool use_mincore;	/* no cachestat (Linux < 6.5): ask mincore instead */
 	int64_t present_to;	/* ramfs: [.., present_to) was seen to have every page */
 	int64_t cached_from;	/* elsewhere: [cached_from, cached_to) was seen */
 	int64_t cached_to;	/* all in the page cache */
@@ -157,6 +158,9 @@ struct sm_cachestat {
 	int64_t nr_writeback;
 };
 int sm_sys_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs);
+/* The pages of [off, off + len) that mincore(2) says are in the page cache
+ * (mapping them untouched), for kernels without cachestat. */
+int64_t sm_sys_resident_pages(int fd, int64_t off, int64_t len);
 /* posix_fadvise(POSIX_FADV_DONTNEED): let the kernel drop clean cached pages. */
 int sm_sys_drop_cache(int fd, int64_t off, int64_t len);
 int64_t sm_sys_blkdev_size(int fd);

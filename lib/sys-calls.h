@@ -25,6 +25,8 @@ struct sm_sys_table {
 	int (*fstatfs)(int fd, int64_t *type);
 	int (*cachestat)(int fd, int64_t off, int64_t len, struct sm_cachestat *cs);
 	int (*fadvise)(int fd, off_t off, off_t len, int advice);
+	/* mmap [off, off + len) of fd, mincore(2) it into vec, munmap. */
+	int (*mincore)(int fd, off_t off, size_t len, unsigned char *vec);
 	void *(*malloc)(size_t size);
 	int (*posix_memalign)(void **p, size_t align, size_t size);
 	void (*free)(void *p);

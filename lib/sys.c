@@ -10,6 +10,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#ifdef HAVE_MINCORE
+#include <sys/mman.h>
+#endif
 #include <sys/stat.h>
 #ifdef __linux__
 #include <sys/syscall.h>
@@ -94,6 +97,26 @@ static int libc_fadvise(int fd, off_t off, off_t len, int advice)
 	return -1;
 #endif
 }
+static int libc_mincore(int fd, off_t off, size_t len, unsigned char *vec)
+{
+#ifdef HAVE_MINCORE
+	/* Mapped, never touched: no page is read, faulted in or stored. */
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, off);
+	int r, e;
+
+	if (p == MAP_FAILED)
+		return -1;
+	r = mincore(p, len, (void *)vec);
+	e = errno;
+	munmap(p, len);
+	errno = e;
+	return r;
+#else
+	(void)fd; (void)off; (void)len; (void)vec;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
 static void *libc_malloc(size_t size) { return malloc(size); }
 static int libc_posix_memalign(void **p, size_t align, size_t size) { return posix_memalign(p, align, size); }
 static void libc_free(void *p) { free(p); }
@@ -109,6 +132,7 @@ struct sm_sys_table sm_sys_table = {
 	.fstatfs = libc_fstatfs,
 	.cachestat = libc_cachestat,
 	.fadvise = libc_fadvise,
+	.mincore = libc_mincore,
 	.malloc = libc_malloc,
 	.posix_memalign = libc_posix_memalign,
 	.free = libc_free,
@@ -234,6 +258,39 @@ int sm_sys_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
 		r = SM_CALL(cachestat)(fd, off, len, cs);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : 0;
+}
+
+/* Pages mapped at a time to ask mincore: a 16 KiB vector on the stack. */
+#define SM_MINCORE_PAGES 16384
+
+int64_t sm_sys_resident_pages(int fd, int64_t off, int64_t len)
+{
+	unsigned char vec[SM_MINCORE_PAGES];
+	long page = sysconf(_SC_PAGESIZE);
+	int64_t count = 0, end;
+
+	if (page <= 0 || off < 0 || len <= 0 || len > INT64_MAX - off)
+		return -EINVAL;
+	end = off + len;
+	off -= off % page;	/* mmap wants a page-aligned offset */
+	while (off < end) {
+		int64_t n = (end - off + page - 1) / page;
+		int r;
+
+		if (n > SM_MINCORE_PAGES)
+			n = SM_MINCORE_PAGES;
+		if (!fits_off_t(off))
+			return -EOVERFLOW;
+		do
+			r = SM_CALL(mincore)(fd, (off_t)off, (size_t)(n * page), vec);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return -errno;
+		for (int64_t i = 0; i < n; i++)
+			count += vec[i] & 1;
+		off += n * page;
+	}
+	return count;
 }
 
 int sm_sys_drop_cache(int fd, int64_t off, int64_t len)

@@ -44,9 +44,11 @@ tests_test_internal_LDADD = tests/libhelpers-fi.la lib/libsparse-map-fi.la $(CHE
 tests_test_internal_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/test-internal
 
+# Also the test build: its ramfs cases run once more with cachestat gone.
 check_PROGRAMS += tests/test-mounts
 tests_test_mounts_SOURCES = tests/test-mounts.c
 tests_test_mounts_CFLAGS = $(TEST_CFLAGS)
-tests_test_mounts_LDADD = $(TEST_LIBS)
+tests_test_mounts_CPPFLAGS = $(AM_CPPFLAGS) -DSM_FAULT_INJECTION
+tests_test_mounts_LDADD = tests/libhelpers-fi.la lib/libsparse-map-fi.la $(CHECK_LIBS)
 tests_test_mounts_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/test-mounts

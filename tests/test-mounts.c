@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -30,6 +31,7 @@
 
 #include "check-run.h"
 #include "helpers.h"
+#include "../lib/sys-calls.h"
 
 /* What AUTO picks where SEEK would do, in a build with or without it. */
 #ifdef SM_HAVE_SEEK
@@ -136,6 +138,50 @@ static int64_t cached_pages(int fd, int64_t off, int64_t len)
 	return (int64_t)cs.cache;
 }
 
+/*
+ * Under valgrind (the CI stage sets SM_TEST_UNDER_VALGRIND) the kernel's
+ * page-cache answers are not the kernel's: valgrind 3.19 fails cachestat
+ * with ENOSYS and answers mincore of a file mapping itself, wrongly.  The
+ * library then rightly believes neither and falls back; the tests that
+ * expect it to find ramfs holes without reading run natively only.
+ */
+static bool page_answers_are_not_the_kernels(void)
+{
+	if (!getenv("SM_TEST_UNDER_VALGRIND"))
+		return false;
+	fprintf(stderr, "under valgrind: ramfs hole finding is tested natively only\n");
+	return true;
+}
+
+/* The library as on a kernel before 6.5, which has no cachestat. */
+static int no_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
+{
+	(void)fd; (void)off; (void)len; (void)cs;
+	errno = ENOSYS;
+	return -1;
+}
+
+static void without_cachestat(bool gone)
+{
+	sm_sys_table.cachestat = gone ? no_cachestat : NULL;
+}
+
+/* Pages of the first len bytes that mincore(2) sees, through a mapping
+ * that is never touched. */
+static int64_t mincore_pages(int fd, size_t len)
+{
+	unsigned char vec[1024];
+	int64_t n = 0;
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+
+	ck_assert_msg(p != MAP_FAILED && len / 4096 <= sizeof(vec), "mmap");
+	ck_assert_int_eq(mincore(p, len, vec), 0);
+	munmap(p, len);
+	for (size_t i = 0; i < len / 4096; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
 static int64_t blocks_of(int fd)
 {
 	struct stat st;
@@ -175,7 +221,8 @@ static int big_sparse_ramfs_file(char *path, size_t len)
 }
 
 /* The facts the ramfs code stands on, on this kernel: reading a hole
- * stores a page; cachestat counts exactly the stored pages. */
+ * stores a page; cachestat, and mincore of an untouched mapping, count
+ * exactly the stored pages. */
 START_TEST(test_ramfs_reading_a_hole_stores_it)
 {
 	char p[4096], buf[4096];
@@ -194,6 +241,9 @@ START_TEST(test_ramfs_reading_a_hole_stores_it)
 		ck_assert_msg(n == 1, "cachestat counts %lld pages, st_blocks says 1", (long long)n);
 		ck_assert_int_eq(cached_pages(fd, 4096, (1 << 20) - 4096), 0);
 	}
+	ck_assert_msg(mincore_pages(fd, 1 << 20) == 1,
+		      "mincore of an untouched mapping counts %lld pages, st_blocks says 1",
+		      (long long)mincore_pages(fd, 1 << 20));
 	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 8192), (ssize_t)sizeof(buf));
 	ck_assert_msg(blocks_of(fd) == 16, "reading a ramfs hole no longer stores it "
 		      "(st_blocks %lld): the notes in sparse_map(3) are out of date",
@@ -222,23 +272,29 @@ static const struct { enum sparse_map_backend b; unsigned int flags; bool finds_
 #endif
 };
 
+#define NRAMFS_RUNS (sizeof(ramfs_runs) / sizeof(ramfs_runs[0]))
+
+/* _i < NRAMFS_RUNS with cachestat, the rest with mincore standing in. */
 START_TEST(test_ramfs_map_stores_nothing)
 {
 	char p[4096];
 	struct th_map m1, m2;
 	int fd = big_sparse_ramfs_file(p, sizeof(p));
 	long long before = pinned_kib();
-	const char *what = sparse_map_backend_name(ramfs_runs[_i].b);
-	unsigned int flags = ramfs_runs[_i].flags;
-
-	if (cached_pages(fd, 0, 4096) == -ENOSYS) {
-		fprintf(stderr, "no cachestat: ramfs holes are not searched\n");
+	int i = _i % (int)NRAMFS_RUNS;
+	const char *what = _i < (int)NRAMFS_RUNS ? sparse_map_backend_name(ramfs_runs[i].b) :
+			   i == 0 ? "auto (mincore)" : "(mincore)";
+	unsigned int flags = ramfs_runs[i].flags;
+	if (page_answers_are_not_the_kernels()) {
 		close(fd);
 		unlink(p);
 		return;
 	}
-	ck_assert_int_eq(th_collect(fd, ramfs_runs[_i].b, flags, 0, &m1), 0);
-	ck_assert_int_eq(th_collect(fd, ramfs_runs[_i].b, flags, 0, &m2), 0);
+
+	without_cachestat(_i >= (int)NRAMFS_RUNS);
+	ck_assert_int_eq(th_collect(fd, ramfs_runs[i].b, flags, 0, &m1), 0);
+	ck_assert_int_eq(th_collect(fd, ramfs_runs[i].b, flags, 0, &m2), 0);
+	without_cachestat(false);
 	ck_assert_msg(blocks_of(fd) == 16, "%s flags %#x: st_blocks 16 -> %lld", what, flags,
 		      (long long)blocks_of(fd));
 	/* 1 GiB stored would add 1048576 KiB; others' noise stays far below. */
@@ -246,7 +302,7 @@ START_TEST(test_ramfs_map_stores_nothing)
 		      what, flags, pinned_kib() - before);
 	ck_assert_msg(m1.n == m2.n && memcmp(m1.r, m2.r, m1.n * sizeof(*m1.r)) == 0,
 		      "%s flags %#x: two maps differ: %s", what, flags, th_describe(&m2));
-	if (ramfs_runs[_i].finds_holes)
+	if (ramfs_runs[i].finds_holes)
 		ck_assert_msg(m1.n == 5 && m1.r[1].kind == SPARSE_MAP_DATA &&
 			      m1.r[1].offset == 64 * 1024 && m1.r[1].length == 4096 &&
 			      m1.r[3].offset == 512 * 1024 * 1024 && m1.r[3].length == 4096,
@@ -263,18 +319,19 @@ START_TEST(test_ramfs_map_stores_nothing)
 END_TEST
 
 /* The portable lseek, called many times, finds the holes every time and
- * stores nothing. */
+ * stores nothing; with cachestat (_i 0) and with mincore standing in (1). */
 START_TEST(test_ramfs_lseek_stores_nothing)
 {
 	char p[4096];
 	int fd = big_sparse_ramfs_file(p, sizeof(p));
 	long long before = pinned_kib();
-
-	if (cached_pages(fd, 0, 4096) == -ENOSYS) {
+	if (page_answers_are_not_the_kernels()) {
 		close(fd);
 		unlink(p);
 		return;
 	}
+
+	without_cachestat(_i == 1);
 	for (int i = 0; i < 200; i++) {
 		int64_t off = (int64_t)i * (GIB / 200);
 		int64_t data = off <= 64 * 1024 + 4095 ? (off > 64 * 1024 ? off : 64 * 1024) :
@@ -290,6 +347,7 @@ START_TEST(test_ramfs_lseek_stores_nothing)
 				 off >= 512 * 1024 * 1024 && off < 512 * 1024 * 1024 + 4096 ?
 				 512 * 1024 * 1024 + 4096 : off);
 	}
+	without_cachestat(false);
 	ck_assert_int_eq(blocks_of(fd), 16);
 	ck_assert_msg(pinned_kib() - before < 64 * 1024, "%lld KiB more pinned",
 		      pinned_kib() - before);
@@ -307,6 +365,11 @@ START_TEST(test_ramfs_other_user_gets_all_data)
 	int fd = big_sparse_ramfs_file(p, sizeof(p));
 	int rd, status;
 	pid_t pid;
+	if (page_answers_are_not_the_kernels()) {
+		close(fd);
+		unlink(p);
+		return;
+	}
 
 	ck_assert_int_eq(fchmod(fd, 0644), 0);
 	rd = open(p, O_RDONLY);
@@ -320,8 +383,11 @@ START_TEST(test_ramfs_other_user_gets_all_data)
 		if (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
 		    setresuid(65534, 65534, 65534) != 0)
 			_exit(10);
+		/* mincore tells such a caller that every page is there: the
+		 * st_blocks check must not believe it. */
+		without_cachestat(_i == 1);
 		n = cached_pages(rd, 0, 4096);
-		if (n != -EPERM && n != -ENOSYS)
+		if (_i == 0 && n != -EPERM && n != -ENOSYS)
 			_exit(11);	/* the kernel tells others now: see the notes */
 		if (th_collect(rd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m) != 0)
 			_exit(12);
@@ -359,6 +425,12 @@ START_TEST(test_ramfs_auto_sees_through_the_stub)
 	fd = sparse_file_in(ramfs, p, sizeof(p));
 	/* The stub: SEEK_HOLE(0) is EOF though the file is sparse. */
 	ck_assert_int_eq(lseek(fd, 0, SEEK_HOLE), 1 << 20);
+	if (page_answers_are_not_the_kernels()) {
+		expect_contract(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_BACKEND_AUTO, "ramfs");
+		close(fd);
+		unlink(p);
+		return;
+	}
 	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m), 0);
 	ck_assert_msg(m.backend == SPARSE_MAP_BACKEND_SCAN && m.n == 5 &&
 		      m.r[0].kind == SPARSE_MAP_HOLE,
@@ -640,10 +712,9 @@ int main(void)
 	tcase_add_test(tc, test_ramfs_auto_sees_through_the_stub);
 	tcase_add_test(tc, test_ramfs_dense_file_stays_with_seek);
 	tcase_add_test(tc, test_ramfs_reading_a_hole_stores_it);
-	tcase_add_loop_test(tc, test_ramfs_map_stores_nothing, 0,
-			    (int)(sizeof(ramfs_runs) / sizeof(ramfs_runs[0])));
-	tcase_add_test(tc, test_ramfs_lseek_stores_nothing);
-	tcase_add_test(tc, test_ramfs_other_user_gets_all_data);
+	tcase_add_loop_test(tc, test_ramfs_map_stores_nothing, 0, 2 * (int)NRAMFS_RUNS);
+	tcase_add_loop_test(tc, test_ramfs_lseek_stores_nothing, 0, 2);
+	tcase_add_loop_test(tc, test_ramfs_other_user_gets_all_data, 0, 2);
 	tcase_add_loop_test(tc, test_ramfs_every_layout, 0, (int)th_nlayouts);
 	tcase_add_test(tc, test_tmpfs_has_seek_without_fiemap);
 	tcase_add_loop_test(tc, test_tmpfs_every_layout_every_backend, 0, (int)th_nlayouts * 3);
