@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "sparse_map_version.h"	/* SPARSE_MAP_VERSION_* of this release */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -16,7 +16,7 @@ cd "$build"
 "$src/configure" -q CC=clang
 san="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 # shellcheck disable=SC2086
-clang -g -O1 $san -DHAVE_CONFIG_H -I. -I"$src/include" -I"$src/lib" -I"$src/tests" \
+clang -g -O1 $san -DHAVE_CONFIG_H -I. -Iinclude -I"$src/include" -I"$src/lib" -I"$src/tests" \
 	-o fuzz-ops "$src"/tests/reliability/fuzz-ops.c "$src"/tests/reliability/bytes.c \
 	"$src"/tests/helpers.c "$src"/lib/*.c
 ASAN_OPTIONS=detect_leaks=1 SM_FUZZ_DIR=$build/files \
