@@ -1,0 +1,22 @@
+# Rules for abi/, included by the top-level Makefile.am: what keeps the
+# released interface released.
+#
+# libsparse-map.abi is the ABI of release 1.0 as abidw (libabigail) sees
+# it; check-abi.sh compares the built library with it on every make check.
+# `make abi-baseline` rewrites it from the build, which is done only when a
+# release adds a version node (HACKING: changing the API).
+EXTRA_DIST += abi/libsparse-map.abi
+dist_check_SCRIPTS += abi/check-abi.sh
+TESTS += abi/check-abi.sh
+
+abi-baseline: lib/libsparse-map.la
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+		bash '$(abs_top_srcdir)/abi/check-abi.sh' --write '$(abs_top_srcdir)/abi/libsparse-map.abi'
+.PHONY: abi-baseline
+
+# The version macros of <sparse_map.h> are configure's version.
+check_PROGRAMS += abi/test-version
+abi_test_version_SOURCES = abi/test-version.c
+abi_test_version_CPPFLAGS = $(AM_CPPFLAGS) -DSM_CONFIGURE_VERSION='"$(PACKAGE_VERSION)"'
+abi_test_version_CFLAGS = $(AM_CFLAGS) -Werror
+TESTS += abi/test-version
