@@ -616,7 +616,12 @@ START_TEST(test_each_failing_call_gives_clean_error_or_right_map)
 						run_map(fd, b, flags, &run);
 						if (k > base.calls[c] || !inj.fired) {
 							/* Past the last call: nothing to fail. */
-							REQUIRE(!exact || (k > base.calls[c] && !inj.fired),
+							/* How often cachestat and posix_fadvise
+							 * are asked depends on what the page
+							 * cache holds, which the last map's
+							 * drop-behind changed: not exact. */
+							REQUIRE(!exact || c == C_CACHESTAT || c == C_FADVISE ||
+								(k > base.calls[c] && !inj.fired),
 								"%s: %s", what, inj.fired ? "more calls than without faults"
 											  : "call never made");
 							th_map_free(&run.m);
@@ -704,6 +709,10 @@ START_TEST(test_lseek_under_faults)
 						report->lseeks++;
 						errno = 0;
 						got = sparse_map_lseek(fd, offsets[oi], whences[wi]);
+						/* cachestat and posix_fadvise: as often as
+						 * the page cache's state asks for. */
+						if (!inj.fired && (c == C_CACHESTAT || c == C_FADVISE))
+							break;
 						REQUIRE(inj.fired, "%s: call never made", what);
 						expect_no_leak(what);
 						if (got >= 0 && base >= 0) {
