@@ -297,8 +297,9 @@ START_TEST(test_ramfs_map_stores_nothing)
 	without_cachestat(false);
 	ck_assert_msg(blocks_of(fd) == 16, "%s flags %#x: st_blocks 16 -> %lld", what, flags,
 		      (long long)blocks_of(fd));
-	/* 1 GiB stored would add 1048576 KiB; others' noise stays far below. */
-	ck_assert_msg(pinned_kib() - before < 64 * 1024, "%s flags %#x: %lld KiB more pinned",
+	/* 1 GiB stored would add 1048576 KiB; other tests running beside this
+	 * one stay far below 256 MiB. */
+	ck_assert_msg(pinned_kib() - before < 256 * 1024, "%s flags %#x: %lld KiB more pinned",
 		      what, flags, pinned_kib() - before);
 	ck_assert_msg(m1.n == m2.n && memcmp(m1.r, m2.r, m1.n * sizeof(*m1.r)) == 0,
 		      "%s flags %#x: two maps differ: %s", what, flags, th_describe(&m2));
@@ -349,7 +350,7 @@ START_TEST(test_ramfs_lseek_stores_nothing)
 	}
 	without_cachestat(false);
 	ck_assert_int_eq(blocks_of(fd), 16);
-	ck_assert_msg(pinned_kib() - before < 64 * 1024, "%lld KiB more pinned",
+	ck_assert_msg(pinned_kib() - before < 256 * 1024, "%lld KiB more pinned",
 		      pinned_kib() - before);
 	close(fd);
 	unlink(p);
