@@ -45,13 +45,12 @@ static int seek_usable(struct sparse_map *map)
 	return (int)r;
 }
 
-static int seek_next(struct sparse_map *map, int64_t pos, struct sm_piece *piece)
+int sm_seek_piece(struct sparse_map *map, int64_t *data_at, int64_t pos, struct sm_piece *piece)
 {
-	struct seek_state *st = map->backend_state;
-	int64_t data = st->data_at;
+	int64_t data = *data_at;
 	int64_t hole;
 
-	st->data_at = -1;
+	*data_at = -1;
 	if (data != pos) {
 		data = sm_map_lseek(map, pos, SEEK_DATA);
 		if (data == -ENXIO) {
@@ -73,7 +72,7 @@ static int seek_next(struct sparse_map *map, int64_t pos, struct sm_piece *piece
 		if (data < 0)
 			return (int)data;
 		if (data > pos) {
-			st->data_at = data;
+			*data_at = data;
 			piece->end = data;
 			piece->kind = SPARSE_MAP_HOLE;
 			piece->flags = 0;
@@ -104,6 +103,13 @@ static int seek_next(struct sparse_map *map, int64_t pos, struct sm_piece *piece
 	}
 	piece->end = hole;
 	return 0;
+}
+
+static int seek_next(struct sparse_map *map, int64_t pos, struct sm_piece *piece)
+{
+	struct seek_state *st = map->backend_state;
+
+	return sm_seek_piece(map, &st->data_at, pos, piece);
 }
 
 static int seek_init(struct sparse_map *map)
