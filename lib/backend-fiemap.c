@@ -4,8 +4,6 @@
  *
  * FIEMAP describes where blocks are on disk, which is not quite what is
  * data.  The rules here keep it from ever calling data a hole:
- *  - every call asks FIEMAP_FLAG_SYNC, so dirty and delayed-allocation data
- *    reaches its extents first (the 2011 cp bug was mapping without it);
  *  - only an extent that is UNWRITTEN and nothing else odd is a hole; one
  *    flagged DELALLOC, UNKNOWN, ENCODED, INLINE, TAIL, ... is data;
  *  - a gap is a hole only between two extents of one answer, or after the
@@ -13,6 +11,17 @@
  *  - a complete answer out of order is sorted (a full one is an error:
  *    its gaps may be extents left out), and overlapping extents are merged
  *    into one run that is data if any of them is.
+ * Those rules hold only for extents that written data has reached.  Two
+ * modes make sure of that:
+ *  - synced (SPARSE_MAP_BACKEND_FIEMAP forced): every call asks
+ *    FIEMAP_FLAG_SYNC, which writes dirty data back first (the 2011 cp bug
+ *    was mapping without it);
+ *  - unsynced (AUTO, on the file systems probe.c names): nothing is
+ *    flushed.  A written extent is data.  SEEK_DATA/SEEK_HOLE, which see
+ *    the page cache, decide every UNWRITTEN, DELALLOC or UNKNOWN extent.
+ *    A gap is a hole only if cachestat(2), asked before the FIEMAP that
+ *    described it, found no page from there to EOF dirty or under
+ *    writeback; else SEEK decides it too.  See clean_from() for why.
  */
 #include "config.h"
 
@@ -31,10 +40,18 @@
 #define SM_HOLE_SAFE_FLAGS (FIEMAP_EXTENT_LAST | FIEMAP_EXTENT_UNWRITTEN | \
 			    FIEMAP_EXTENT_MERGED | FIEMAP_EXTENT_SHARED)
 
+/* What a run is; where runs overlap, the later kind wins. */
+enum run_kind {
+	RUN_UNWRITTEN,		/* preallocated: a hole (synced) */
+	RUN_UNSURE_UNWRITTEN,	/* preallocated, unsynced: SEEK decides; its holes are UNWRITTEN */
+	RUN_UNSURE,		/* unsynced DELALLOC, UNKNOWN: SEEK decides */
+	RUN_DATA,
+};
+
 struct fiemap_run {
 	int64_t start;
 	int64_t end;
-	bool unwritten;
+	enum run_kind kind;
 };
 
 struct fiemap_state {
@@ -43,6 +60,10 @@ struct fiemap_state {
 	bool valid;
 	unsigned int nruns;
 	unsigned int cursor;	/* runs before it end at or before the last pos */
+	bool unsynced;		/* no FIEMAP_FLAG_SYNC: see the top of this file */
+	int64_t clean_from;	/* cachestat found [clean_from, EOF) clean; -1: not asked */
+	bool clean;
+	int64_t seek_data_at;	/* sm_seek_piece()'s record */
 	struct fiemap_run runs[SM_FIEMAP_BATCH];
 	struct fiemap *fm;	/* the ioctl's buffer, allocated right after */
 };
@@ -80,6 +101,23 @@ static int cmp_extent(const void *a, const void *b)
 	return x->fe_logical < y->fe_logical ? -1 : x->fe_logical > y->fe_logical;
 }
 
+static enum run_kind run_kind(const struct fiemap_state *st, uint32_t flags)
+{
+	bool unwritten = (flags & FIEMAP_EXTENT_UNWRITTEN) &&
+			 !(flags & ~(uint32_t)SM_HOLE_SAFE_FLAGS);
+
+	if (!st->unsynced)
+		return unwritten ? RUN_UNWRITTEN : RUN_DATA;
+	/* Unsynced, preallocated space may hold dirty pages, and delayed
+	 * allocation may be dirty data or only a reservation (XFS reserves
+	 * past what was written). */
+	if (unwritten)
+		return RUN_UNSURE_UNWRITTEN;
+	if (flags & (FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_UNKNOWN))
+		return RUN_UNSURE;
+	return RUN_DATA;
+}
+
 /* Turn the kernel's extents into sorted, disjoint runs inside [from, to). */
 static void build_runs(struct fiemap_state *st, int64_t from, int64_t to)
 {
@@ -97,7 +135,7 @@ static void build_runs(struct fiemap_state *st, int64_t from, int64_t to)
 		uint64_t lo = ext[i].fe_logical;
 		uint64_t len = ext[i].fe_length;
 		int64_t start, end;
-		bool unwritten;
+		enum run_kind kind;
 
 		if (lo >= (uint64_t)to || len == 0)
 			continue;
@@ -107,18 +145,18 @@ static void build_runs(struct fiemap_state *st, int64_t from, int64_t to)
 			continue;
 		if (start < from)
 			start = from;
-		unwritten = (ext[i].fe_flags & FIEMAP_EXTENT_UNWRITTEN) &&
-			    !(ext[i].fe_flags & ~(uint32_t)SM_HOLE_SAFE_FLAGS);
+		kind = run_kind(st, ext[i].fe_flags);
 
 		if (nruns > 0 && start < st->runs[nruns - 1].end) {
 			struct fiemap_run *prev = &st->runs[nruns - 1];
 
 			if (end > prev->end)
 				prev->end = end;
-			prev->unwritten = prev->unwritten && unwritten;
+			if (kind > prev->kind)
+				prev->kind = kind;
 			continue;
 		}
-		st->runs[nruns++] = (struct fiemap_run){ start, end, unwritten };
+		st->runs[nruns++] = (struct fiemap_run){ start, end, kind };
 	}
 	st->nruns = nruns;
 }
@@ -131,7 +169,8 @@ static bool in_order(const struct fiemap *fm)
 	return true;
 }
 
-static int fetch(struct sparse_map *map, struct fiemap_state *st, int64_t pos)
+/* One FIEMAP call from pos: the batch of runs it describes. */
+static int ask_fiemap(struct sparse_map *map, struct fiemap_state *st, int64_t pos)
 {
 	const struct fiemap_extent *ext = st->fm->fm_extents;
 	unsigned int n;
@@ -142,7 +181,7 @@ static int fetch(struct sparse_map *map, struct fiemap_state *st, int64_t pos)
 	memset(st->fm, 0, sizeof(*st->fm));
 	st->fm->fm_start = (uint64_t)pos;
 	st->fm->fm_length = (uint64_t)(map->size - pos);
-	st->fm->fm_flags = FIEMAP_FLAG_SYNC;
+	st->fm->fm_flags = st->unsynced ? 0 : FIEMAP_FLAG_SYNC;
 	st->fm->fm_extent_count = SM_FIEMAP_BATCH;
 	r = sm_sys_ioctl(map->fd, FS_IOC_FIEMAP, st->fm);
 	if (r < 0)
@@ -174,13 +213,102 @@ static int fetch(struct sparse_map *map, struct fiemap_state *st, int64_t pos)
 	return 0;
 }
 
+/* Whether [pos, batch_end) has a gap between (or after) its runs. */
+static bool batch_has_gap(const struct fiemap_state *st, int64_t pos)
+{
+	int64_t at = pos;
+
+	for (unsigned int i = 0; i < st->nruns; i++) {
+		if (st->runs[i].start > at)
+			return true;
+		at = st->runs[i].end;
+	}
+	return at < st->batch_end;
+}
+
+/*
+ * Unsynced: whether cachestat finds no page of [pos, EOF) dirty or under
+ * writeback.  It must be asked before the FIEMAP whose gaps it vouches
+ * for, never after.  Bytes written before it sit in pages that are dirty,
+ * under writeback (then SEEK decides every gap), or written back; and
+ * ext4 and XFS end a page's writeback only once its blocks are in the
+ * file's extents (unwritten extents converted, XFS's copy-on-write
+ * remapped), so every FIEMAP that follows sees them.  Asked the other way
+ * round, a page dirty when FIEMAP showed a gap could be written back
+ * before cachestat looked, and its data be called a hole.  A buffered
+ * write into a hole is a DELALLOC extent from the moment write() returns,
+ * so even bytes written after this call are seen in gaps, but for one
+ * case: XFS writes next to a block being copied on write into its
+ * copy-on-write fork, which FIEMAP does not show.
+ */
+static bool clean_from(struct sparse_map *map, int64_t pos)
+{
+	struct sm_cachestat cs;
+	int r = sm_sys_cachestat(map->fd, pos, map->size - pos, &cs);
+
+	if (r < 0) {
+		sm_debug(map, "fiemap: cachestat from %lld: %s: SEEK decides the gaps",
+			 (long long)pos, strerror(-r));
+		return false;
+	}
+	sm_debug(map, "fiemap: cachestat from %lld: %lld pages dirty, %lld under writeback%s",
+		 (long long)pos, (long long)cs.nr_dirty, (long long)cs.nr_writeback,
+		 cs.nr_dirty || cs.nr_writeback ? ": SEEK decides the gaps" : "");
+	return cs.nr_dirty == 0 && cs.nr_writeback == 0;
+}
+
+/*
+ * The batch from pos.  Unsynced, the first batch with a gap asks
+ * cachestat, once a pass, and then FIEMAP again: cachestat's word covers
+ * only answers asked after it.  A dense file never asks it.
+ */
+static int fetch(struct sparse_map *map, struct fiemap_state *st, int64_t pos)
+{
+	int r = ask_fiemap(map, st, pos);
+
+	if (r < 0 || !st->unsynced || (st->clean_from >= 0 && pos >= st->clean_from) ||
+	    !batch_has_gap(st, pos))
+		return r;
+	st->clean = clean_from(map, pos);
+	st->clean_from = pos;
+	return st->clean ? ask_fiemap(map, st, pos) : 0;
+}
+
+/*
+ * Unsynced: what SEEK_DATA/SEEK_HOLE say of the bytes of [pos, end) that
+ * no written extent covers.  Where SEEK is not built or not supported
+ * here after all, they are data.
+ */
+static int ask_seek(struct sparse_map *map, struct fiemap_state *st, int64_t pos, int64_t end,
+		    struct sm_piece *piece)
+{
+#ifdef SM_HAVE_SEEK
+	int r = sm_seek_piece(map, &st->seek_data_at, pos, piece);
+
+	if (r == 0) {
+		if (piece->end > end)
+			piece->end = end;
+		return 0;
+	}
+	if (!sm_sys_unsupported(r))
+		return r;
+#else
+	(void)map, (void)st;
+#endif
+	piece->kind = SPARSE_MAP_DATA;
+	piece->flags = 0;
+	piece->end = end;
+	return 0;
+}
+
 static int fiemap_next(struct sparse_map *map, int64_t pos, struct sm_piece *piece)
 {
 	struct fiemap_state *st = map->backend_state;
 	const struct fiemap_run *run;
+	int r;
 
 	if (!st->valid || pos < st->batch_start || pos >= st->batch_end) {
-		int r = fetch(map, st, pos);
+		r = fetch(map, st, pos);
 		if (r < 0)
 			return r;
 	}
@@ -188,23 +316,33 @@ static int fiemap_next(struct sparse_map *map, int64_t pos, struct sm_piece *pie
 		st->cursor++;
 
 	piece->flags = 0;
-	if (st->cursor == st->nruns) {
+	run = st->cursor < st->nruns ? &st->runs[st->cursor] : NULL;
+	if (!run || run->start > pos) {
+		int64_t end = run ? run->start : st->batch_end;
+
+		if (st->unsynced && !st->clean)
+			return ask_seek(map, st, pos, end, piece);
 		piece->kind = SPARSE_MAP_HOLE;
-		piece->end = st->batch_end;
+		piece->end = end;
 		return 0;
 	}
-	run = &st->runs[st->cursor];
-	if (run->start > pos) {
-		piece->kind = SPARSE_MAP_HOLE;
-		piece->end = run->start;
-	} else if (run->unwritten) {
+	switch (run->kind) {
+	case RUN_UNSURE_UNWRITTEN:
+		r = ask_seek(map, st, pos, run->end, piece);
+		if (r == 0 && piece->kind == SPARSE_MAP_HOLE)
+			piece->flags = SPARSE_MAP_RANGE_UNWRITTEN;
+		return r;
+	case RUN_UNSURE:
+		return ask_seek(map, st, pos, run->end, piece);
+	case RUN_UNWRITTEN:
 		piece->kind = SPARSE_MAP_HOLE;
 		piece->flags = SPARSE_MAP_RANGE_UNWRITTEN;
-		piece->end = run->end;
-	} else {
+		break;
+	case RUN_DATA:
 		piece->kind = SPARSE_MAP_DATA;
-		piece->end = run->end;
+		break;
 	}
+	piece->end = run->end;
 	return 0;
 }
 
@@ -217,6 +355,10 @@ static int fiemap_init(struct sparse_map *map)
 		return -ENOMEM;
 	st->fm = (struct fiemap *)(st + 1);
 	st->valid = false;
+	st->unsynced = map->fiemap_unsynced;
+	st->clean_from = -1;
+	st->clean = false;
+	st->seek_data_at = -1;
 	map->backend_state = st;
 	return 0;
 }
@@ -226,6 +368,9 @@ static void fiemap_reset(struct sparse_map *map)
 	struct fiemap_state *st = map->backend_state;
 
 	st->valid = false;
+	st->clean_from = -1;
+	st->clean = false;
+	st->seek_data_at = -1;
 }
 
 static void fiemap_fini(struct sparse_map *map)

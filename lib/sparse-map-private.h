@@ -85,6 +85,9 @@ struct sparse_map {
 	int64_t blksize;	/* st_blksize, clamped to [512, SM_MAX_BLKSIZE] */
 	int64_t st_blocks;
 	int64_t fs_type;	/* fstatfs f_type of a regular file's file system, else 0 */
+	/* Set by probe.c when AUTO maps with FIEMAP on a file system where it
+	 * may do so without FIEMAP_FLAG_SYNC: see backend-fiemap.c. */
+	bool fiemap_unsynced;
 	bool is_blockdev;
 	bool readable;
 	bool pages_are_storage;	/* ramfs, checked: a block without a page is a hole */
@@ -125,6 +128,11 @@ int sm_choose_backend(struct sparse_map *map, enum sparse_map_backend requested)
 bool sm_env_names_backend(void);
 void sm_debug(const struct sparse_map *map, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* backend-seek.c: what SEEK_DATA/SEEK_HOLE say of the bytes from pos, the
+ * SEEK backend's next(); *data_at remembers where the last SEEK_DATA found
+ * data (-1: nothing).  backend-fiemap.c asks it where extents prove nothing. */
+int sm_seek_piece(struct sparse_map *map, int64_t *data_at, int64_t pos, struct sm_piece *piece);
 
 /* zeroes.c: from pos, the run of blocks that are all zero (or all not), within [lo, hi). */
 int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
