@@ -52,3 +52,15 @@ tests_test_mounts_CPPFLAGS = $(AM_CPPFLAGS) -DSM_FAULT_INJECTION
 tests_test_mounts_LDADD = tests/libhelpers-fi.la lib/libsparse-map-fi.la $(CHECK_LIBS)
 tests_test_mounts_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/test-mounts
+
+# AUTO's FIEMAP without sync (issue 11), on ext4 (also nodelalloc), XFS and
+# Btrfs (also compress-force): fiemap-unsynced.sh mounts them (root) and
+# runs the program, built on the test library to count what it asks.
+check_PROGRAMS += tests/test-fiemap-unsynced
+tests_test_fiemap_unsynced_SOURCES = tests/test-fiemap-unsynced.c
+tests_test_fiemap_unsynced_CFLAGS = $(TEST_CFLAGS)
+tests_test_fiemap_unsynced_CPPFLAGS = $(AM_CPPFLAGS) -DSM_FAULT_INJECTION
+tests_test_fiemap_unsynced_LDADD = tests/libhelpers-fi.la lib/libsparse-map-fi.la $(CHECK_LIBS)
+tests_test_fiemap_unsynced_LDFLAGS = $(TEST_LINK_FLAGS)
+dist_check_SCRIPTS += tests/fiemap-unsynced.sh
+TESTS += tests/fiemap-unsynced.sh

@@ -12,7 +12,7 @@
 # unmounts it all, and because the mounts are made in a mount namespace of
 # the test's own, they vanish with it even if the test is killed.
 # Types: ext4 ext2 xfs btrfs tmpfs ramfs (images are sparse, 512 MiB unless
-# SM_IMAGE_SIZE says otherwise).
+# SM_IMAGE_SIZE says otherwise; SM_MOUNT_OPTS adds mount options).
 
 if [ "$(id -u)" = 0 ] && [ -z "${SM_IN_MOUNT_NS:-}" ] && command -v unshare >/dev/null 2>&1; then
 	SM_IN_MOUNT_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
@@ -67,7 +67,7 @@ sm_mount() {
 		command -v "${mkfs%% *}" >/dev/null 2>&1 || { echo "${mkfs%% *} is not installed" >&2; return 1; }
 		truncate -s "${SM_IMAGE_SIZE:-512M}" "$img" || return 1
 		$mkfs "$img" >/dev/null 2>&1 || { echo "$mkfs failed" >&2; return 1; }
-		mount -o loop "$img" "$dir" || return 1
+		mount -o "loop${SM_MOUNT_OPTS:+,$SM_MOUNT_OPTS}" "$img" "$dir" || return 1
 		;;
 	*)
 		echo "sm_mount: unknown type $type" >&2

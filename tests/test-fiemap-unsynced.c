@@ -1,0 +1,749 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * AUTO never calls written data a hole and never flushes (issue 11): on
+ * ext4 and XFS it maps with FIEMAP without FIEMAP_FLAG_SYNC, so each way
+ * that unsynced data can hide from FIEMAP is a case here, written and then
+ * mapped without any sync:
+ *   prealloc-write      writes into fallocated (unwritten) space
+ *   prealloc-past-eof   fallocate KEEP_SIZE, then writes that extend into it
+ *   delalloc            buffered writes into holes
+ *   writeback           both, then sync_file_range(SYNC_FILE_RANGE_WRITE)
+ *   truncate-up         fsynced data, truncated up, written past the old end
+ *   synced-then-dirty   a fsynced fragmented file, then dirty writes in it
+ *   reflink             FICLONE of a fsynced file, then writes into the clone
+ *   compressible        1 MiB of one byte (compressed under compress-force)
+ *   writeback-race      64 times: write, start writeback, map at once
+ *   concurrent          a thread writes while maps run; stable blocks stay data
+ *   cow-fork            XFS: a write next to a block copied on write
+ *   clean               a fsynced file: AUTO takes FIEMAP where it may,
+ *                       asks cachestat once and SEEK never; a dense file
+ *                       never asks cachestat
+ * Each case is mapped by AUTO, by AUTO with cachestat failing (ENOSYS as
+ * before Linux 6.5, EPERM as for another user), and by the unsynced FIEMAP
+ * mode forced on (the test build of the library is told "ext4" for the
+ * f_type, so Btrfs runs it too, for its facts), then
+ * checked: every written byte (all non-zero) lies in a data range and every
+ * hole reads back as zeroes; no fdatasync and no FIEMAP_FLAG_SYNC were
+ * asked; pages dirty before the map are dirty after it.  Each case also
+ * prints one "fact:" line, what raw FIEMAP without sync said about the
+ * written blocks, for the notes in sparse_map(3).
+ *
+ * Run by tests/fiemap-unsynced.sh, which mounts each file system and sets
+ * SM_TEST_DIR and SM_FS; without them it skips.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+
+#include "check-run.h"
+#include "helpers.h"
+#include "../lib/sparse-map-private.h"
+#include "../lib/sys-calls.h"
+
+#define KiB 1024LL
+#define MiB (1024 * KiB)
+#define EXT4_MAGIC 0xEF53
+
+static const char *fs;		/* SM_FS: ext4, ext4-nodelalloc, xfs, btrfs, btrfs-compress */
+static char path[4096];
+
+/* What the library asked of the kernel during one map. */
+static struct {
+	int fdatasync, fiemap, fiemap_sync, cachestat, seek;
+	bool fake_ext4;		/* fstatfs says ext4 */
+	enum { CS_REAL, CS_ENOSYS, CS_EPERM } cs;
+} seen;
+
+static int c_fdatasync(int fd)
+{
+	seen.fdatasync++;
+	return fdatasync(fd);
+}
+
+static int c_ioctl(int fd, unsigned long req, void *arg)
+{
+	if (req == FS_IOC_FIEMAP) {
+		seen.fiemap++;
+		if (((struct fiemap *)arg)->fm_flags & FIEMAP_FLAG_SYNC)
+			seen.fiemap_sync++;
+	}
+	return ioctl(fd, req, arg);
+}
+
+static off_t c_lseek(int fd, off_t off, int whence)
+{
+	if (whence == SEEK_DATA || whence == SEEK_HOLE)
+		seen.seek++;
+	return lseek(fd, off, whence);
+}
+
+static int c_fstatfs(int fd, int64_t *type)
+{
+	(void)fd;
+	if (!seen.fake_ext4)
+		abort();	/* only installed for the forced mode */
+	*type = EXT4_MAGIC;
+	return 0;
+}
+
+/* cachestat(2) as the kernel lays it out (Linux 6.5). */
+struct k_range {
+	uint64_t off, len;
+};
+struct k_cachestat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+static long real_cachestat(int fd, struct k_range *r, struct k_cachestat *cs)
+{
+	return syscall(451, (unsigned int)fd, r, cs, 0u);
+}
+
+static int c_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
+{
+	struct k_range r = { (uint64_t)off, (uint64_t)len };
+	struct k_cachestat k;
+
+	seen.cachestat++;
+	switch (seen.cs) {
+	case CS_ENOSYS:
+		errno = ENOSYS;
+		return -1;
+	case CS_EPERM:
+		errno = EPERM;
+		return -1;
+	case CS_REAL:
+		break;
+	}
+	if (real_cachestat(fd, &r, &k) < 0)
+		return -1;
+	cs->nr_cache = (int64_t)k.nr_cache;
+	cs->nr_dirty = (int64_t)k.nr_dirty;
+	cs->nr_writeback = (int64_t)k.nr_writeback;
+	return 0;
+}
+
+/* Pages of fd dirty (and, with writeback, under writeback too), or -1
+ * where cachestat is missing. */
+static long long pages(int fd, bool writeback)
+{
+	struct k_range r = { 0, 0 };
+	struct k_cachestat cs;
+
+	if (real_cachestat(fd, &r, &cs) < 0)
+		return -1;
+	return (long long)(cs.nr_dirty + (writeback ? cs.nr_writeback : 0));
+}
+
+static long long busy_pages(int fd)
+{
+	return pages(fd, true);
+}
+
+static long long dirty_pages(int fd)
+{
+	return pages(fd, false);
+}
+
+static bool cachestat_works(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY);
+	bool ok = fd >= 0 && busy_pages(fd) >= 0;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+enum mode { M_AUTO, M_UNSYNCED, M_NO_CACHESTAT, M_CACHESTAT_EPERM, NMODES };
+static const char *const mode_names[NMODES] = {
+	"AUTO", "unsynced FIEMAP forced on", "AUTO, cachestat ENOSYS", "AUTO, cachestat EPERM"
+};
+
+static void install(enum mode mode)
+{
+	memset(&seen, 0, sizeof(seen));
+	sm_sys_table = (struct sm_sys_table){
+		.fdatasync = c_fdatasync, .ioctl = c_ioctl, .cachestat = c_cachestat,
+		.lseek = c_lseek,
+	};
+	if (mode == M_UNSYNCED) {
+		seen.fake_ext4 = true;
+		sm_sys_table.fstatfs = c_fstatfs;
+	} else if (mode == M_NO_CACHESTAT) {
+		seen.cs = CS_ENOSYS;
+	} else if (mode == M_CACHESTAT_EPERM) {
+		seen.cs = CS_EPERM;
+	}
+}
+
+static size_t holes_in(const struct th_map *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		n += m->r[i].kind == SPARSE_MAP_HOLE;
+	return n;
+}
+
+static bool allow_listed(void)
+{
+	return strncmp(fs, "ext4", 4) == 0 || strcmp(fs, "xfs") == 0;
+}
+
+/* Map fd in one mode and check all the rules; the map for the caller. */
+static void map_and_check(int fd, enum mode mode, const char *what, struct th_map *out)
+{
+	long long before = dirty_pages(fd), after;
+	struct th_map m;
+	const char *err;
+	int rc;
+
+	install(mode);
+	rc = th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m);
+	sm_sys_table = (struct sm_sys_table){ 0 };
+	after = dirty_pages(fd);
+	ck_assert_msg(rc == 0, "%s on %s, %s: map failed: %s", what, fs, mode_names[mode],
+		      strerror(-rc));
+	ck_assert_msg(seen.fdatasync == 0 && seen.fiemap_sync == 0,
+		      "%s on %s, %s: the map flushed (%d fdatasync, %d FIEMAP_FLAG_SYNC)", what,
+		      fs, mode_names[mode], seen.fdatasync, seen.fiemap_sync);
+	if (mode == M_UNSYNCED || allow_listed())
+		ck_assert_msg(m.backend == SPARSE_MAP_BACKEND_FIEMAP && seen.fiemap > 0,
+			      "%s on %s, %s: mapped with %s, not unsynced FIEMAP", what, fs,
+			      mode_names[mode], sparse_map_backend_name(m.backend));
+	else
+		ck_assert_msg(m.backend == SPARSE_MAP_BACKEND_SEEK,
+			      "%s on %s, %s: AUTO mapped with %s, not SEEK", what, fs,
+			      mode_names[mode], sparse_map_backend_name(m.backend));
+	/* Without cachestat's word no gap is believed: each hole is SEEK's. */
+	if (mode >= M_NO_CACHESTAT && holes_in(&m) > 0)
+		ck_assert_msg(seen.seek > 0, "%s on %s, %s: holes found, SEEK never asked", what,
+			      fs, mode_names[mode]);
+	/* Only writeback cleans a dirty page, and the kernel's flusher
+	 * leaves pages younger than 30 s alone: dirty before and clean
+	 * after would be the map's doing. */
+	ck_assert_msg(!(before > 0 && after == 0),
+		      "%s on %s, %s: %lld pages were dirty before the map, none after it",
+		      what, fs, mode_names[mode], before);
+	err = th_check_contract(fd, &m, 0);
+	if (err && mode == M_UNSYNCED && !allow_listed()) {
+		/* Not a failure where AUTO never takes this mode: the fact
+		 * that keeps the file system off the allow-list. */
+		printf("fact: %s: %s: unsynced FIEMAP forced on called written data a hole: %s\n",
+		       fs, what, err);
+		err = NULL;
+	}
+	ck_assert_msg(err == NULL, "%s on %s, %s (backend %s): %s\n  map: %s", what, fs,
+		      mode_names[mode], sparse_map_backend_name(m.backend), err, th_describe(&m));
+	if (out)
+		*out = m;
+	else
+		th_map_free(&m);
+}
+
+/* What raw FIEMAP without sync says about the written (non-zero) blocks. */
+struct fact {
+	long long written, gap, unwritten, delalloc, data;
+};
+
+static struct fact raw_fiemap(int fd, const char *what, long long busy, bool print)
+{
+	enum { N = 1024 };
+	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
+	int64_t blk = th_blksize(fd), size = lseek(fd, 0, SEEK_END);
+	unsigned char *buf = malloc((size_t)blk);
+	struct fact f = { 0, 0, 0, 0, 0 };
+
+	ck_assert(fm && buf);
+	fm->fm_start = 0;
+	fm->fm_length = FIEMAP_MAX_OFFSET;
+	fm->fm_extent_count = N;
+	if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0) {
+		printf("fact: %s: %s: raw FIEMAP failed: %s\n", fs, what, strerror(errno));
+		goto out;
+	}
+	ck_assert_msg(fm->fm_mapped_extents < N, "%s: more extents than the test can see", what);
+	for (int64_t off = 0; off < size; off += blk) {
+		ssize_t n = pread(fd, buf, (size_t)blk, off);
+		bool nonzero = false;
+		uint32_t flags = 0;
+		bool found = false;
+
+		for (ssize_t i = 0; i < n && !nonzero; i++)
+			nonzero = buf[i] != 0;
+		if (!nonzero)
+			continue;
+		f.written++;
+		for (unsigned int i = 0; i < fm->fm_mapped_extents; i++) {
+			const struct fiemap_extent *e = &fm->fm_extents[i];
+
+			if ((uint64_t)off < e->fe_logical + e->fe_length &&
+			    e->fe_logical < (uint64_t)(off + blk)) {
+				flags |= e->fe_flags;
+				found = true;
+			}
+		}
+		if (!found)
+			f.gap++;
+		else if (flags & (FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_UNKNOWN))
+			f.delalloc++;
+		else if (flags & FIEMAP_EXTENT_UNWRITTEN)
+			f.unwritten++;
+		else
+			f.data++;
+	}
+	if (print)
+		printf("fact: %s: %s: %lld written blocks, %lld pages dirty/writeback; unsynced FIEMAP "
+	       "calls %lld of them written extents, %lld DELALLOC/UNKNOWN, %lld UNWRITTEN, "
+	       "%lld in no extent%s\n", fs, what, f.written, busy, f.data, f.delalloc,
+	       f.unwritten, f.gap, f.unwritten + f.gap ? " (a hole to FIEMAP alone)" : "");
+out:
+	free(fm);
+	free(buf);
+	return f;
+}
+
+static void raw_fact(int fd, const char *what, long long busy)
+{
+	(void)raw_fiemap(fd, what, busy, true);
+}
+
+/* The case's file, mapped in every mode, with its fact line first. */
+static void check_all_modes(int fd, const char *what)
+{
+	raw_fact(fd, what, busy_pages(fd));
+	for (int m = 0; m < NMODES; m++)
+		map_and_check(fd, (enum mode)m, what, NULL);
+}
+
+static int new_file(void)
+{
+	return th_create(NULL, path, sizeof(path));
+}
+
+static void drop(int fd)
+{
+	close(fd);
+	unlink(path);
+}
+
+START_TEST(test_writes_into_fallocated_space_stay_data)
+{
+	int fd = new_file();
+
+	if (!th_fallocate(fd, 0, 0, 2 * MiB)) {
+		drop(fd);
+		return;
+	}
+	th_fill(fd, 256 * KiB, 64 * KiB);
+	th_fill(fd, 1 * MiB + 100, 10);
+	th_fill(fd, 2 * MiB - 1, 1);
+	check_all_modes(fd, "prealloc-write");
+	drop(fd);
+}
+END_TEST
+
+START_TEST(test_writes_into_space_fallocated_past_eof_stay_data)
+{
+	int fd = new_file();
+
+	th_fill(fd, 0, 8 * KiB);
+	fsync(fd);
+	if (!th_fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 4 * MiB)) {
+		drop(fd);
+		return;
+	}
+	th_fill(fd, 8 * KiB, 8 * KiB);
+	th_fill(fd, 3 * MiB, 4 * KiB);
+	check_all_modes(fd, "prealloc-past-eof");
+	drop(fd);
+}
+END_TEST
+
+START_TEST(test_buffered_writes_into_holes_stay_data)
+{
+	int fd = new_file();
+
+	th_truncate(fd, 4 * MiB);
+	th_fill(fd, 100 * KiB, 4 * KiB);
+	th_fill(fd, 1 * MiB + 3, 5000);
+	th_fill(fd, 4 * MiB - 1, 1);
+	check_all_modes(fd, "delalloc");
+	drop(fd);
+}
+END_TEST
+
+START_TEST(test_writes_under_writeback_stay_data)
+{
+	int fd = new_file();
+
+	th_truncate(fd, 4 * MiB);
+	th_fill(fd, 64 * KiB, 64 * KiB);
+	if (th_fallocate(fd, FALLOC_FL_KEEP_SIZE, 2 * MiB, 1 * MiB))
+		th_fill(fd, 2 * MiB + 4 * KiB, 128 * KiB);
+	ck_assert_int_eq(sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE), 0);
+	check_all_modes(fd, "writeback");
+	drop(fd);
+}
+END_TEST
+
+START_TEST(test_writes_past_an_old_end_stay_data)
+{
+	int fd = new_file();
+
+	th_fill(fd, 0, 10 * KiB);
+	fsync(fd);
+	th_truncate(fd, 2 * MiB);
+	th_fill(fd, 10 * KiB + 1, 3 * KiB);
+	th_fill(fd, 1536 * KiB, 16 * KiB);
+	check_all_modes(fd, "truncate-up");
+	drop(fd);
+}
+END_TEST
+
+START_TEST(test_dirty_writes_into_a_synced_file_stay_data)
+{
+	int fd = new_file();
+	int64_t blk = th_blksize(fd);
+
+	th_truncate(fd, 600 * 16 * KiB);
+	for (int i = 0; i < 600; i++)
+		th_fill(fd, i * 16 * KiB, blk);
+	fsync(fd);
+	for (int i = 0; i < 600; i += 7)
+		th_fill(fd, i * 16 * KiB + 8 * KiB, 100);
+	if (th_fallocate(fd, FALLOC_FL_KEEP_SIZE, 300 * 16 * KiB + 4 * KiB, 8 * KiB))
+		th_fill(fd, 300 * 16 * KiB + 4 * KiB, 10);
+	check_all_modes(fd, "synced-then-dirty");
+	drop(fd);
+}
+END_TEST
+
+START_TEST(test_writes_into_a_reflinked_file_stay_data)
+{
+	char src_path[4096];
+	int src = th_create(NULL, src_path, sizeof(src_path));
+	int fd = new_file();
+
+	th_truncate(src, 2 * MiB);
+	th_fill(src, 0, 256 * KiB);
+	th_fill(src, 1 * MiB, 256 * KiB);
+	fsync(src);
+	if (ioctl(fd, FICLONE, src) < 0) {
+		printf("fact: %s: reflink: FICLONE: %s; not tested\n", fs, strerror(errno));
+		close(src);
+		unlink(src_path);
+		drop(fd);
+		return;
+	}
+	close(src);
+	unlink(src_path);
+	th_fill(fd, 64 * KiB, 4 * KiB);		/* over a shared extent */
+	th_fill(fd, 512 * KiB, 4 * KiB);	/* into a hole */
+	check_all_modes(fd, "reflink");
+	drop(fd);
+}
+END_TEST
+
+START_TEST(test_compressible_writes_stay_data)
+{
+	static unsigned char buf[1 << 20];
+	int fd = new_file();
+
+	memset(buf, 'a', sizeof(buf));
+	th_truncate(fd, 8 * MiB);
+	ck_assert_int_eq(pwrite(fd, buf, sizeof(buf), 3 * MiB), (ssize_t)sizeof(buf));
+	check_all_modes(fd, "compressible");
+	ck_assert_int_eq(sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE), 0);
+	check_all_modes(fd, "compressible, writeback started");
+	drop(fd);
+}
+END_TEST
+
+/* Races writeback: each write is mapped the moment its writeback starts. */
+START_TEST(test_writes_mapped_as_writeback_starts_stay_data)
+{
+	int fd = new_file();
+	bool prealloc = th_fallocate(fd, 0, 0, 16 * MiB);
+
+	if (!prealloc)
+		th_truncate(fd, 16 * MiB);
+	for (int i = 0; i < 64; i++) {
+		int64_t off = (int64_t)((i * 7919) % 4000) * 4 * KiB;
+
+		th_fill(fd, off, 4 * KiB);
+		ck_assert_int_eq(sync_file_range(fd, off, 4 * KiB, SYNC_FILE_RANGE_WRITE), 0);
+		map_and_check(fd, (enum mode)(i % 2 ? M_UNSYNCED : M_AUTO), "writeback-race", NULL);
+	}
+	raw_fact(fd, "writeback-race", busy_pages(fd));
+	drop(fd);
+}
+END_TEST
+
+/*
+ * The argument of lib/backend-fiemap.c in one test: once cachestat finds
+ * no page dirty or under writeback, unsynced FIEMAP has every written
+ * block in a written (or delalloc) extent.  Each write's writeback is
+ * started and waited for (SYNC_FILE_RANGE_WAIT_AFTER returns when the pages
+ * leave writeback, which is all cachestat can see), then FIEMAP asked at
+ * once.  Asserted on ext4 and XFS; elsewhere counted, as the fact that
+ * keeps the file system off the allow-list.
+ */
+START_TEST(test_clean_pages_prove_the_extents)
+{
+	const unsigned int how = SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+	int fd = new_file();
+	bool prealloc = _i == 1;
+	int tries = 0, lost = 0;
+
+	if (!prealloc) {
+		th_truncate(fd, 16 * MiB);
+	} else if (!th_fallocate(fd, 0, 0, 16 * MiB)) {
+		drop(fd);
+		return;
+	}
+	for (int i = 0; i < 200; i++) {
+		int64_t off = (int64_t)((i * 7919) % 4000) * 4 * KiB;
+		struct fact f;
+
+		th_fill(fd, off, 4 * KiB);
+		ck_assert_int_eq(sync_file_range(fd, off, 4 * KiB, how), 0);
+		if (busy_pages(fd) != 0)
+			continue;	/* the argument needs clean pages */
+		tries++;
+		f = raw_fiemap(fd, "clean-proof", 0, false);
+		if (f.gap + f.unwritten > 0) {
+			lost++;
+			ck_assert_msg(!allow_listed(), "%s, %s: cachestat found nothing dirty, yet "
+				      "unsynced FIEMAP calls %lld written blocks holes", fs,
+				      prealloc ? "fallocated" : "holes", f.gap + f.unwritten);
+		}
+	}
+	printf("fact: %s: clean-proof (%s): %d times pages clean after writeback, unsynced "
+	       "FIEMAP missed written blocks %d times\n", fs, prealloc ? "into fallocated space" :
+	       "into holes", tries, lost);
+	drop(fd);
+}
+END_TEST
+
+#define STABLE 64
+static atomic_bool stop;
+static int64_t wblk;
+
+static void *writer(void *arg)
+{
+	int fd = *(int *)arg;
+	unsigned int s = 1;
+
+	while (!atomic_load(&stop)) {
+		int64_t b = STABLE + (s = s * 1103515245u + 12345u) % 512;
+
+		switch (s >> 16 & 3) {
+		case 0: th_fill(fd, b * wblk, wblk); break;
+		case 1: (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, b * wblk, 4 * wblk); break;
+		case 2: (void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, b * wblk, wblk); break;
+		case 3: (void)sync_file_range(fd, b * wblk, 8 * wblk, SYNC_FILE_RANGE_WRITE); break;
+		}
+	}
+	return NULL;
+}
+
+/* Stable blocks are written (not synced) before the writer starts, and it
+ * never touches them: every map must call them data. */
+START_TEST(test_stable_data_survives_a_concurrent_writer)
+{
+	int fd = new_file();
+	pthread_t t;
+	time_t end;
+	int maps = 0;
+
+	wblk = th_blksize(fd);
+	th_truncate(fd, (STABLE + 600) * wblk);
+	/* Stable blocks written into unwritten space too, where it can be had. */
+	(void)th_fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, STABLE * wblk);
+	for (int b = 0; b < STABLE; b += 2)
+		th_fill(fd, b * wblk, wblk);
+	atomic_store(&stop, false);
+	ck_assert_int_eq(pthread_create(&t, NULL, writer, &fd), 0);
+	end = time(NULL) + 2;
+	while (time(NULL) < end) {
+		enum mode mode = maps % 2 ? M_UNSYNCED : M_AUTO;
+		struct th_map m;
+		int rc;
+
+		install(mode);
+		rc = th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m);
+		sm_sys_table = (struct sm_sys_table){ 0 };
+		ck_assert_msg(rc == 0, "concurrent on %s: %s", fs, strerror(-rc));
+		ck_assert_int_eq(seen.fdatasync + seen.fiemap_sync, 0);
+		for (int b = 0; b < STABLE; b += 2)
+			ck_assert_msg(th_kind_at(&m, b * wblk) == SPARSE_MAP_DATA &&
+					      th_kind_at(&m, (b + 1) * wblk - 1) == SPARSE_MAP_DATA,
+				      "concurrent on %s, %s (%s): stable block %d called a hole: %s",
+				      fs, mode_names[mode], sparse_map_backend_name(m.backend), b,
+				      th_describe(&m));
+		th_map_free(&m);
+		maps++;
+	}
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+	printf("fact: %s: concurrent: %d maps while a thread wrote, stable data always data\n",
+	       fs, maps);
+	drop(fd);
+}
+END_TEST
+
+/* A fsynced file: AUTO takes FIEMAP without sync where that is allowed. */
+START_TEST(test_clean_file_gets_unsynced_fiemap_where_allowed)
+{
+	int fd = new_file();
+	struct th_map a, s;
+	const char *err;
+
+	th_truncate(fd, 1000 * 64 * KiB);
+	for (int i = 0; i < 1000; i++)
+		th_fill(fd, i * 64 * KiB, 4 * KiB);
+	fsync(fd);
+	raw_fact(fd, "clean", busy_pages(fd));
+	map_and_check(fd, M_AUTO, "clean", &a);
+	ck_assert_msg(a.backend == (allow_listed() ? SPARSE_MAP_BACKEND_FIEMAP : SPARSE_MAP_BACKEND_SEEK),
+		      "clean on %s: AUTO picked %s", fs, sparse_map_backend_name(a.backend));
+	/* The probe's FIEMAP, the first batch, again after cachestat, and
+	 * one more for each further batch of 512 extents; no SEEK at all. */
+	if (allow_listed())
+		ck_assert_msg(seen.fiemap >= 3 && seen.cachestat == 1 && seen.seek == 0,
+			      "clean on %s: %d FIEMAP calls, %d cachestat, %d SEEK", fs,
+			      seen.fiemap, seen.cachestat, seen.seek);
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_SEEK, 0, 0, &s), 0);
+	err = th_compare_blocks(&s, &a, th_blksize(fd));
+	ck_assert_msg(err == NULL, "clean on %s: AUTO and SEEK differ: %s", fs, err);
+	ck_assert_int_eq(a.n, 2000);
+	th_map_free(&a);
+	th_map_free(&s);
+	drop(fd);
+}
+END_TEST
+
+/* A file without a hole: the extents prove it all, cachestat is not
+ * asked (its cost grows with the cached pages), nor SEEK. */
+START_TEST(test_dense_file_asks_no_cachestat)
+{
+	int fd = new_file();
+	struct th_map a;
+
+	th_fill(fd, 0, 8 * MiB);
+	fsync(fd);
+	th_fill(fd, 8 * MiB, 1 * MiB);	/* dirty, past the fsynced part */
+	map_and_check(fd, M_AUTO, "dense", &a);
+	if (allow_listed())
+		ck_assert_msg(seen.cachestat == 0 && seen.seek <= 2 && holes_in(&a) == 0,
+			      "dense on %s: %d cachestat, %d SEEK, %zu holes: %s", fs,
+			      seen.cachestat, seen.seek, holes_in(&a), th_describe(&a));
+	th_map_free(&a);
+	drop(fd);
+}
+END_TEST
+
+/*
+ * XFS copies a shared block on write into a copy-on-write fork, reserving
+ * space around it (the cowextsize hint, 32 blocks by default); a later
+ * write into a hole of the data fork inside that reservation goes into the
+ * COW fork too, where FIEMAP, which reports the data fork, does not show
+ * it: a gap with dirty data in it.  cachestat sees the dirty page, so SEEK
+ * decides the gap.  Elsewhere the same steps are one more reflink case.
+ */
+START_TEST(test_writes_next_to_a_cow_block_stay_data)
+{
+	char src_path[4096];
+	int src = th_create(NULL, src_path, sizeof(src_path));
+	int fd = new_file();
+	int64_t blk = th_blksize(fd);
+
+	th_truncate(src, 2 * MiB);
+	th_fill(src, 0, 50 * blk);	/* ends inside a 32-block-aligned span */
+	fsync(src);
+	if (ioctl(fd, FICLONE, src) < 0) {
+		printf("fact: %s: cow-fork: FICLONE: %s; not tested\n", fs, strerror(errno));
+		close(src);
+		unlink(src_path);
+		drop(fd);
+		return;
+	}
+	close(src);
+	unlink(src_path);
+	th_fill(fd, 49 * blk, blk);	/* over a shared block: copied on write */
+	th_fill(fd, 56 * blk, blk);	/* into the hole next to it */
+	check_all_modes(fd, "cow-fork");
+	drop(fd);
+}
+END_TEST
+
+/* A file with dirty pages: no mode flushes them. */
+START_TEST(test_dirty_file_is_not_flushed)
+{
+	int fd = new_file();
+	long long before;
+
+	th_truncate(fd, 8 * MiB);
+	th_fill(fd, 1 * MiB, 1 * MiB);
+	before = busy_pages(fd);
+	ck_assert_msg(before > 0, "%s: no dirty pages after a write (%lld)", fs, before);
+	map_and_check(fd, M_AUTO, "dirty", NULL);
+	map_and_check(fd, M_UNSYNCED, "dirty", NULL);
+	ck_assert_msg(busy_pages(fd) > 0, "%s: the dirty pages were flushed", fs);
+	drop(fd);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s;
+	TCase *tc;
+
+	fs = getenv("SM_FS");
+	if (!fs || !getenv("SM_TEST_DIR")) {
+		printf("SKIP: test-fiemap-unsynced is run by tests/fiemap-unsynced.sh, on its mounts\n");
+		return TH_SKIP;
+	}
+	if (!cachestat_works()) {
+		printf("SKIP: no cachestat(2) here (Linux 6.5): AUTO never maps with FIEMAP, "
+		       "the other tests cover SEEK\n");
+		return TH_SKIP;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	unsetenv("SPARSE_MAP_BACKEND");
+	s = suite_create("fiemap-unsynced");
+	tc = tcase_create(fs);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_writes_into_fallocated_space_stay_data);
+	tcase_add_test(tc, test_writes_into_space_fallocated_past_eof_stay_data);
+	tcase_add_test(tc, test_buffered_writes_into_holes_stay_data);
+	tcase_add_test(tc, test_writes_under_writeback_stay_data);
+	tcase_add_test(tc, test_writes_past_an_old_end_stay_data);
+	tcase_add_test(tc, test_dirty_writes_into_a_synced_file_stay_data);
+	tcase_add_test(tc, test_writes_into_a_reflinked_file_stay_data);
+	tcase_add_test(tc, test_compressible_writes_stay_data);
+	tcase_add_test(tc, test_writes_mapped_as_writeback_starts_stay_data);
+	tcase_add_loop_test(tc, test_clean_pages_prove_the_extents, 0, 2);
+	tcase_add_test(tc, test_stable_data_survives_a_concurrent_writer);
+	tcase_add_test(tc, test_clean_file_gets_unsynced_fiemap_where_allowed);
+	tcase_add_test(tc, test_dirty_file_is_not_flushed);
+	tcase_add_test(tc, test_dense_file_asks_no_cachestat);
+	tcase_add_test(tc, test_writes_next_to_a_cow_block_stay_data);
+	suite_add_tcase(s, tc);
+	return th_run_suite(s);
+}
