@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # AUTO's FIEMAP without sync on every file system it must be right on:
-# ext4, ext4 mounted nodelalloc, XFS, Btrfs and Btrfs with compress-force,
-# each a fresh loop mount (tests/mounts.sh), each running
+# ext4, ext4 mounted nodelalloc and data=journal, XFS, Btrfs and Btrfs with
+# compress-force, each a fresh loop mount (tests/mounts.sh), each running
 # tests/test-fiemap-unsynced.  The "fact:" lines it prints are what
 # FIEMAP without sync reported there; sparse_map(3) quotes them.  Needs
 # root; a type the machine cannot mount is reported and left out.
@@ -14,10 +14,11 @@ sm_mounts_init
 
 prog=$top_builddir/tests/test-fiemap-unsynced
 ran=0 failed=0
-for variant in ext4 ext4-nodelalloc xfs btrfs btrfs-compress; do
+for variant in ext4 ext4-nodelalloc ext4-journal xfs btrfs btrfs-compress; do
 	type=${variant%%-*} opts=
 	case $variant in
 	ext4-nodelalloc) opts=nodelalloc ;;
+	ext4-journal) opts=data=journal ;;
 	btrfs-compress) opts=compress-force=zstd ;;
 	esac
 	if ! SM_MOUNT_OPTS=$opts sm_mount "$type" "unsynced-$variant"; then
