@@ -22,6 +22,8 @@
  *    A gap is a hole only if cachestat(2), asked before the FIEMAP that
  *    described it, found no page from there to EOF dirty or under
  *    writeback; else SEEK decides it too.  See clean_from() for why.
+ *    Where clean pages prove nothing (Btrfs: gaps_unproven), SEEK decides
+ *    every gap, and cachestat is never asked.
  */
 #include "config.h"
 
@@ -61,6 +63,7 @@ struct fiemap_state {
 	unsigned int nruns;
 	unsigned int cursor;	/* runs before it end at or before the last pos */
 	bool unsynced;		/* no FIEMAP_FLAG_SYNC: see the top of this file */
+	bool gaps_unproven;	/* unsynced, and cachestat cannot prove a gap a hole */
 	int64_t clean_from;	/* cachestat found [clean_from, EOF) clean; -1: not asked */
 	bool clean;
 	int64_t seek_data_at;	/* sm_seek_piece()'s record */
@@ -266,8 +269,8 @@ static int fetch(struct sparse_map *map, struct fiemap_state *st, int64_t pos)
 {
 	int r = ask_fiemap(map, st, pos);
 
-	if (r < 0 || !st->unsynced || (st->clean_from >= 0 && pos >= st->clean_from) ||
-	    !batch_has_gap(st, pos))
+	if (r < 0 || !st->unsynced || st->gaps_unproven ||
+	    (st->clean_from >= 0 && pos >= st->clean_from) || !batch_has_gap(st, pos))
 		return r;
 	st->clean = clean_from(map, pos);
 	st->clean_from = pos;
@@ -356,6 +359,7 @@ static int fiemap_init(struct sparse_map *map)
 	st->fm = (struct fiemap *)(st + 1);
 	st->valid = false;
 	st->unsynced = map->fiemap_unsynced;
+	st->gaps_unproven = map->fiemap_gaps_unproven;
 	st->clean_from = -1;
 	st->clean = false;
 	st->seek_data_at = -1;

@@ -11,10 +11,10 @@
  *      on ramfs SCAN reads only the blocks that have pages (pagecache.c),
  *      and where that cannot be checked AUTO takes SEEK's all-data
  *      answer rather than read, since reading a ramfs hole stores it.
- * Before 1, on ext4 (ext2 and ext3 share its f_type) and XFS: FIEMAP
- * without FIEMAP_FLAG_SYNC, when it answers (unsynced_fiemap()): a batch
- * of extents a call instead of two lseeks a data range, and SEEK asked
- * only where the extents prove nothing (backend-fiemap.c).
+ * Before 1, on ext4 (ext2 and ext3 share its f_type), XFS and Btrfs:
+ * FIEMAP without FIEMAP_FLAG_SYNC, when it answers (unsynced_fiemap()): a
+ * batch of extents a call instead of two lseeks a data range, and SEEK
+ * asked only where the extents prove nothing (backend-fiemap.c).
  * SPARSE_MAP_BACKEND=seek|fiemap|scan stands in for a forced backend where
  * the caller asked for AUTO; SPARSE_MAP_DEBUG=1 prints the reasoning.
  */
@@ -120,21 +120,28 @@ bool sm_env_names_backend(void)
  * checks, never calls written data a hole (tests/fiemap-unsynced.sh shows
  * it case by case): ext4 and XFS end a page's writeback only once its
  * extent is written, so pages that are neither dirty nor under writeback
- * prove their extents.  Btrfs is left out: it ends page writeback before
- * the ordered extent puts the file extent item in place, which is what
- * its FIEMAP reads, so clean pages there prove nothing.
+ * prove their extents.  Btrfs ends page writeback before the ordered
+ * extent puts the file extent item in place, which is what its FIEMAP
+ * reads, so clean pages there prove nothing: its written extents are
+ * still data, but SEEK decides every gap (fiemap_gaps_unproven).
+ * Sets the map's mode and says whether to take it.
  */
 static bool unsynced_fiemap(struct sparse_map *map)
 {
+	bool btrfs = map->fs_type == 0x9123683E;	/* BTRFS_SUPER_MAGIC */
 	int r;
 
 	if (!backends[SPARSE_MAP_BACKEND_FIEMAP] ||
-	    (map->fs_type != 0xEF53 /* EXT4_SUPER_MAGIC */ &&
+	    (!btrfs && map->fs_type != 0xEF53 /* EXT4_SUPER_MAGIC */ &&
 	     map->fs_type != 0x58465342 /* XFS_SUPER_MAGIC */))
 		return false;
 	/* As below: no extent at all is believed only of a file with no blocks. */
 	r = sm_backend_fiemap.usable(map);
-	return r > 0 || (r == 0 && map->st_blocks == 0);
+	if (r < 0 || (r == 0 && map->st_blocks != 0))
+		return false;
+	map->fiemap_unsynced = true;
+	map->fiemap_gaps_unproven = btrfs;
+	return true;
 }
 
 static int probe(struct sparse_map *map)
@@ -161,11 +168,10 @@ static int probe(struct sparse_map *map)
 		return -EBADF;
 	}
 
-	if (unsynced_fiemap(map)) {
-		map->fiemap_unsynced = true;
-		return use(map, SPARSE_MAP_BACKEND_FIEMAP,
+	if (unsynced_fiemap(map))
+		return use(map, SPARSE_MAP_BACKEND_FIEMAP, map->fiemap_gaps_unproven ?
+			   "Btrfs: FIEMAP without sync, SEEK for every gap and unsure extent" :
 			   "ext4 or XFS: FIEMAP without sync, SEEK where the extents prove nothing");
-	}
 	if (backends[SPARSE_MAP_BACKEND_SEEK]) {
 		int64_t hole = sm_map_lseek(map, 0, SEEK_HOLE);
 

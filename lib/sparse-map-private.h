@@ -88,6 +88,7 @@ struct sparse_map {
 	/* Set by probe.c when AUTO maps with FIEMAP on a file system where it
 	 * may do so without FIEMAP_FLAG_SYNC: see backend-fiemap.c. */
 	bool fiemap_unsynced;
+	bool fiemap_gaps_unproven;	/* Btrfs: clean pages prove no gap a hole */
 	bool is_blockdev;
 	bool readable;
 	bool pages_are_storage;	/* ramfs, checked: a block without a page is a hole */
