@@ -124,6 +124,8 @@ bool sm_env_names_backend(void)
  * extent puts the file extent item in place, which is what its FIEMAP
  * reads, so clean pages there prove nothing: its written extents are
  * still data, but SEEK decides every gap (fiemap_gaps_unproven).
+ * Without SEEK built, nothing could decide what the extents leave open,
+ * and AUTO goes on as below.
  * Sets the map's mode and says whether to take it.
  */
 static bool unsynced_fiemap(struct sparse_map *map)
@@ -131,7 +133,7 @@ static bool unsynced_fiemap(struct sparse_map *map)
 	bool btrfs = map->fs_type == 0x9123683E;	/* BTRFS_SUPER_MAGIC */
 	int r;
 
-	if (!backends[SPARSE_MAP_BACKEND_FIEMAP] ||
+	if (!backends[SPARSE_MAP_BACKEND_FIEMAP] || !backends[SPARSE_MAP_BACKEND_SEEK] ||
 	    (!btrfs && map->fs_type != 0xEF53 /* EXT4_SUPER_MAGIC */ &&
 	     map->fs_type != 0x58465342 /* XFS_SUPER_MAGIC */))
 		return false;
