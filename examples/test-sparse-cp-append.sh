@@ -44,7 +44,7 @@ race() {
 	rm -f "$src" "$dst"
 }
 
-if [ "$(id -u)" = 0 ]; then
+if sm_can_mount; then
 	sm_mounts_init
 	ex_traps
 	sm_mount tmpfs || ex_fail "cannot mount tmpfs"

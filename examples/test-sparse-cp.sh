@@ -132,7 +132,7 @@ run_all() {
 	echo "ok: $(stat -f -c %T "$sdir") to $(stat -f -c %T "$ddir"), backends: ${usable[*]}"
 }
 
-if [ "$(id -u)" = 0 ]; then
+if sm_can_mount; then
 	sm_mounts_init
 	ex_traps
 	sm_mount tmpfs || ex_fail "cannot mount tmpfs"

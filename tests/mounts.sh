@@ -3,6 +3,7 @@
 #
 #   . "$srcdir/tests/mounts.sh"       # re-runs the script in a private mount namespace
 #   sm_mounts_require_root            # exits 77 (skipped) with a message when not root
+#   if sm_can_mount; then ...; fi     # root, and not told otherwise
 #   sm_mounts_init                    # the private directory and the cleanup trap
 #   if sm_mount ext4; then dir=$SM_DIR; else echo "ext4: cannot mount here"; fi
 #
@@ -13,8 +14,14 @@
 # the test's own, they vanish with it even if the test is killed.
 # Types: ext4 ext2 xfs btrfs tmpfs ramfs (images are sparse, 512 MiB unless
 # SM_IMAGE_SIZE says otherwise; SM_MOUNT_OPTS adds mount options).
+# SM_TESTS_NO_ROOT=1 makes root run the tests as another user would, without
+# mounts (a package build does that: debian/rules).
 
-if [ "$(id -u)" = 0 ] && [ -z "${SM_IN_MOUNT_NS:-}" ] && command -v unshare >/dev/null 2>&1; then
+sm_can_mount() {
+	[ "$(id -u)" = 0 ] && [ -z "${SM_TESTS_NO_ROOT:-}" ]
+}
+
+if sm_can_mount && [ -z "${SM_IN_MOUNT_NS:-}" ] && command -v unshare >/dev/null 2>&1; then
 	SM_IN_MOUNT_NS=1 exec unshare --mount --propagation private bash "$0" "$@"
 fi
 
@@ -22,8 +29,8 @@ SM_MOUNT_ROOT=
 SM_MOUNTED=()
 
 sm_mounts_require_root() {
-	if [ "$(id -u)" != 0 ]; then
-		echo "SKIP: $(basename "$0") mounts file systems and needs root"
+	if ! sm_can_mount; then
+		echo "SKIP: $(basename "$0") mounts file systems and needs root${SM_TESTS_NO_ROOT:+ (SM_TESTS_NO_ROOT is set)}"
 		exit 77
 	fi
 }

@@ -118,7 +118,7 @@ zeroes_rows() {
 run_all() {
 	local fs dir
 	"$bench" header
-	if [ "$(id -u)" != 0 ]; then
+	if ! sm_can_mount; then
 		work_dir=$(mktemp -d "$top_builddir/tests/bench/work.XXXXXX")
 		trap 'rm -rf "$work_dir"' EXIT
 		dir=$work_dir
