@@ -8,6 +8,9 @@
 EXTRA_DIST += abi/libsparse-map.abi
 dist_check_SCRIPTS += abi/check-abi.sh
 TESTS += abi/check-abi.sh
+# ...and that check must fail on a removed symbol or an edited node.
+dist_check_SCRIPTS += abi/test-check-abi.sh
+TESTS += abi/test-check-abi.sh
 
 abi-baseline: lib/libsparse-map.la
 	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
