@@ -6,6 +6,8 @@
 #    NAME line lists it;
 #  - every full page has the sections, the #include and the pkg-config line
 #    a reader looks for, and names lseek(2), ioctl_fiemap(2), fallocate(2);
+#  - every page names the release configure.ac gives, and sparse_map(3)
+#    shows that release's SPARSE_MAP_VERSION_* values;
 #  - mandoc -Tlint (and groff -ww, where groff is installed) find nothing to
 #    warn about in any page.
 set -euo pipefail
@@ -14,6 +16,8 @@ src=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 man=$src/man
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
+release=$(sed -n 's/^m4_define(\[sm_\(major\|minor\|micro\)\], \[\([0-9]*\)\]).*/\2/p' "$src/configure.ac" | paste -sd.)
+[[ $release =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "FAIL: no release number in configure.ac"; exit 1; }
 
 if ! command -v mandoc >/dev/null 2>&1; then
 	echo "SKIP: mandoc is not installed (the README's first command installs it)"
@@ -64,7 +68,16 @@ for page in "$man"/*.3; do
 	done
 	th=$(sed -n 's/^\.TH \([^ ]*\) 3 .*/\1/p' "$page")
 	[ "$th" = "$(basename "$name" .3 | tr '[:lower:]' '[:upper:]')" ] || bad "$name: .TH names '$th'"
+	th_release=$(sed -n 's/^\.TH [^ ]* 3 [^ ]* "libsparse-map \([^"]*\)".*/\1/p' "$page")
+	[ "$th_release" = "$release" ] || bad "$name: .TH says release '$th_release', configure.ac $release"
 done
+for part in MAJOR:1 MINOR:2 MICRO:3; do
+	n=$(echo "$release" | cut -d. -f"${part#*:}")
+	grep -q "^\.B #define SPARSE_MAP_VERSION_${part%:*}  $n\$" "$man/sparse_map.3" ||
+		bad "sparse_map.3: SYNOPSIS does not give SPARSE_MAP_VERSION_${part%:*} as $n"
+done
+grep -qF "SPARSE_MAP_VERSION_STRING \(dq$release\(dq" "$man/sparse_map.3" ||
+	bad "sparse_map.3: SYNOPSIS does not give SPARSE_MAP_VERSION_STRING as \"$release\""
 
 # mandoc calls every .so fragile; the link pages were checked above, and
 # their targets are linted as pages of their own.
