@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The Debian packages (debian/), as a distribution would build them:
+#  1. `dpkg-buildpackage -us -uc -b` from a clean export of the tracked
+#     files (dh runs autoreconf, configure, make check as a normal user
+#     would, and dpkg-gensymbols -c4 holds the exports to the symbols file);
+#  2. the release tarball from `make dist` as the .orig.tar.xz of a source
+#     package;
+#  3. lintian on both, failing on any error or warning not overridden;
+#  4. the packages installed, and debian/tests run against them by
+#     autopkgtest; then purged, so that later stages see no installed copy.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/.ci/clean-source.sh"
+apt-get install -y -q debhelper dpkg-dev lintian autopkgtest >/dev/null
+
+version=$(sed -n '1s/^libsparse-map (\([^)]*\)).*/\1/p' "$top/debian/changelog")
+upstream=${version%-*}
+release=$(sed -n 's/^m4_define(\[sm_\(major\|minor\|micro\)\], \[\([0-9]*\)\]).*/\2/p' "$top/configure.ac" | paste -sd.)
+if [ "$upstream" != "$release" ]; then
+	echo "FAIL: debian/changelog packages $upstream, configure.ac is release $release"
+	exit 1
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/sm-debian.XXXXXX")
+installed=
+cleanup() {
+	if [ -n "$installed" ]; then
+		apt-get purge -y -q libsparse-map-dev libsparse-map0 >/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+chmod 755 "$work"	# lintian runs as nobody
+
+# 1. Binary packages from a clean export.
+mkdir -p "$work/bin/libsparse-map-$upstream"
+(cd "$top" && git ls-files -z | xargs -0 cp --parents -t "$work/bin/libsparse-map-$upstream")
+(cd "$work/bin/libsparse-map-$upstream" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
+	{ tail -n 200 "$work/build.log"; echo "FAIL: dpkg-buildpackage -b"; exit 1; }
+sed -n 's/^# \(TOTAL\|PASS\|SKIP\|FAIL\|ERROR\): */package build tests, \1: /p' "$work/build.log"
+
+# 2. The release tarball as the source package's .orig.tar.xz.
+mkdir "$work/dist" "$work/src"
+(cd "$work/dist" && "$src/configure" -q && make -s dist-xz) >"$work/dist.log" 2>&1 ||
+	{ cat "$work/dist.log"; echo "FAIL: make dist"; exit 1; }
+cp "$work/dist/libsparse-map-$upstream.tar.xz" "$work/src/libsparse-map_$upstream.orig.tar.xz"
+tar -C "$work/src" -xJf "$work/src/libsparse-map_$upstream.orig.tar.xz"
+if [ -e "$work/src/libsparse-map-$upstream/debian" ]; then
+	echo "FAIL: the release tarball carries debian/; a distribution brings its own"
+	exit 1
+fi
+cp -R "$top/debian" "$work/src/libsparse-map-$upstream/"
+(cd "$work/src/libsparse-map-$upstream" && dpkg-source -b .) >"$work/source.log" 2>&1 ||
+	{ cat "$work/source.log"; echo "FAIL: dpkg-source -b on the release tarball"; exit 1; }
+
+# 3. lintian, as a normal user (it warns against root).
+chmod -R a+rX "$work"
+runuser -u nobody -- lintian --fail-on error,warning --display-info \
+	"$work/bin/libsparse-map_${version}_"*.changes "$work/src/libsparse-map_$version.dsc"
+echo "lintian: no error or warning that debian/*.lintian-overrides does not justify"
+
+# 4. The packages installed, and debian/tests run against them.
+installed=1
+autopkgtest --output-dir "$work/autopkgtest" "$work/bin/libsparse-map0_${version}_"*.deb \
+	"$work/bin/libsparse-map-dev_${version}_"*.deb "$work/src/libsparse-map-$upstream" -- null ||
+	{ cat "$work/autopkgtest/"build-std* 2>/dev/null; echo "FAIL: autopkgtest (debian/tests)"; exit 1; }
+echo "autopkgtest: debian/tests passed against the installed packages"
