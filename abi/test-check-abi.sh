@@ -10,7 +10,8 @@
 set -euo pipefail
 src=${top_srcdir:?run this test through make check}
 build=${top_builddir:?run this test through make check}
-cc=${CC:-cc}
+# CC may carry flags ("clang -fsanitize=..."), as make passes it.
+read -ra cc <<<"${CC:-cc}"
 
 for tool in abidw abidiff readelf; do
 	command -v "$tool" >/dev/null 2>&1 || { echo "SKIP: $tool is not installed"; exit 77; }
@@ -35,7 +36,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # link NAME SYMFILE [EXTRA_OBJECT]: the library's objects under SYMFILE.
 link() {
 	mkdir -p "$scratch/$1"
-	"$cc" -shared -g -o "$scratch/$1/libsparse-map.so" -Wl,-soname,libsparse-map.so.0 \
+	"${cc[@]}" -shared -g -o "$scratch/$1/libsparse-map.so" -Wl,-soname,libsparse-map.so.0 \
 		-Wl,--version-script="$2" "${objs[@]}" "${@:3}" ||
 		fail "cannot link the $1 copy"
 }
@@ -61,7 +62,7 @@ link removed "$scratch/removed.sym"
 expect removed 1 "^FAIL: incompatible ABI change"
 
 printf 'int sparse_map_added(void);\nint sparse_map_added(void) { return 1; }\n' >"$scratch/added.c"
-"$cc" -c -g -fPIC -o "$scratch/added.o" "$scratch/added.c"
+"${cc[@]}" -c -g -fPIC -o "$scratch/added.o" "$scratch/added.c"
 { cat "$src/lib/libsparse-map.sym"
   printf 'SPARSE_MAP_1.1 {\nglobal:\n\tsparse_map_added;\n} SPARSE_MAP_1.0;\n'; } >"$scratch/new-node.sym"
 link new-node "$scratch/new-node.sym" "$scratch/added.o"
