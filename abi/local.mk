@@ -23,3 +23,7 @@ abi_test_version_SOURCES = abi/test-version.c
 abi_test_version_CPPFLAGS = $(AM_CPPFLAGS) -DSM_CONFIGURE_VERSION='"$(PACKAGE_VERSION)"'
 abi_test_version_CFLAGS = $(AM_CFLAGS) -Werror
 TESTS += abi/test-version
+
+# Apple's linker takes a list of exports, made from the version script.
+dist_check_SCRIPTS += abi/test-exports.sh
+TESTS += abi/test-exports.sh

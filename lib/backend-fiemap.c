@@ -74,6 +74,13 @@ struct fiemap_state {
 #define SM_FIEMAP_BUFSIZE \
 	(sizeof(struct fiemap) + SM_FIEMAP_BATCH * sizeof(struct fiemap_extent))
 
+/* "Not here": the usual answers, and EBADR, Linux's answer to request flags
+ * the file system does not know. */
+static bool fiemap_unsupported(int r)
+{
+	return sm_sys_unsupported(r) || r == -EBADR;
+}
+
 /* >= 0 if FIEMAP answers for this file: 1 if it sees an extent, 0 if none. */
 static int fiemap_usable(struct sparse_map *map)
 {
@@ -90,7 +97,7 @@ static int fiemap_usable(struct sparse_map *map)
 	q.fm.fm_length = FIEMAP_MAX_OFFSET;
 	q.fm.fm_extent_count = 1;
 	r = sm_sys_ioctl(map->fd, FS_IOC_FIEMAP, &q.fm);
-	if (sm_sys_unsupported(r))
+	if (fiemap_unsupported(r))
 		return -EOPNOTSUPP;
 	if (r < 0)
 		return r;

@@ -71,10 +71,12 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *ope
  * be the kernel's, a true one (never data called a hole), if perhaps a
  * coarser one than a walk would give.
  */
+#ifdef SM_HAVE_SEEK
 static SM_THREAD_LOCAL struct {
 	int fd;
 	int64_t data;
 } last_data = { -1, -1 };
+#endif
 
 /*
  * The kernel's own answer where it is final (the file offset is then at

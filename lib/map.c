@@ -53,8 +53,16 @@ static int map_describe(struct sparse_map *map)
 		return r;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-		return -ESPIPE;
+	if (!S_ISREG(st.st_mode)) {
+		/* A disk is what the system says it is (sys-<system>.c):
+		 * Linux's are block devices, FreeBSD's character devices. */
+		r = sm_sys_disk(map->fd, &st, &map->size);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return -ESPIPE;
+		map->is_blockdev = true;
+	}
 	fl = sm_sys_getfl(map->fd);
 	if (fl < 0)
 		return fl;
@@ -63,16 +71,9 @@ static int map_describe(struct sparse_map *map)
 		return -EBADF;	/* no reads, seeks or ioctls on it */
 #endif
 	map->readable = (fl & O_ACCMODE) != O_WRONLY;
-	map->is_blockdev = S_ISBLK(st.st_mode);
 	map->blksize = clamp_blksize(&st);
 	map->st_blocks = (int64_t)st.st_blocks;
-	if (map->is_blockdev) {
-		int64_t size = sm_sys_blkdev_size(map->fd);
-
-		if (size < 0)
-			return (int)size;
-		map->size = size;
-	} else {
+	if (!map->is_blockdev) {
 		map->size = (int64_t)st.st_size;
 		/* Unknown (0) on failure: the type only ever enables a
 		 * shortcut, never a belief that something is a hole. */

@@ -130,12 +130,12 @@ bool sm_env_names_backend(void)
  */
 static bool unsynced_fiemap(struct sparse_map *map)
 {
+#if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
 	bool btrfs = map->fs_type == 0x9123683E;	/* BTRFS_SUPER_MAGIC */
 	int r;
 
-	if (!backends[SPARSE_MAP_BACKEND_FIEMAP] || !backends[SPARSE_MAP_BACKEND_SEEK] ||
-	    (!btrfs && map->fs_type != 0xEF53 /* EXT4_SUPER_MAGIC */ &&
-	     map->fs_type != 0x58465342 /* XFS_SUPER_MAGIC */))
+	if (!btrfs && map->fs_type != 0xEF53 /* EXT4_SUPER_MAGIC */ &&
+	    map->fs_type != 0x58465342 /* XFS_SUPER_MAGIC */)
 		return false;
 	/* As below: no extent at all is believed only of a file with no blocks. */
 	r = sm_backend_fiemap.usable(map);
@@ -144,13 +144,15 @@ static bool unsynced_fiemap(struct sparse_map *map)
 	map->fiemap_unsynced = true;
 	map->fiemap_gaps_unproven = btrfs;
 	return true;
+#else
+	(void)map;
+	return false;
+#endif
 }
 
 static int probe(struct sparse_map *map)
 {
 	bool seek_says_all_data = false;
-	bool allocated = map->st_blocks * 512 >= map->size;
-	int r;
 
 	if (map->size == 0 && !map->is_blockdev) {
 		/* Nothing to map: no range either way.  SEEK and SCAN serve
@@ -174,14 +176,22 @@ static int probe(struct sparse_map *map)
 		return use(map, SPARSE_MAP_BACKEND_FIEMAP, map->fiemap_gaps_unproven ?
 			   "Btrfs: FIEMAP without sync, SEEK for every gap and unsure extent" :
 			   "ext4 or XFS: FIEMAP without sync, SEEK where the extents prove nothing");
-	if (backends[SPARSE_MAP_BACKEND_SEEK]) {
+#ifdef SM_HAVE_SEEK
+	{
 		int64_t hole = sm_map_lseek(map, 0, SEEK_HOLE);
+		bool allocated = map->st_blocks * 512 >= map->size;
 
 		if (hole >= 0 && hole < map->size)
 			return use(map, SPARSE_MAP_BACKEND_SEEK, "SEEK_HOLE finds a hole before EOF");
 		if (hole >= 0 && allocated)
 			return use(map, SPARSE_MAP_BACKEND_SEEK,
 				   "no hole before EOF, and st_blocks says every byte is stored");
+		/* Where the system can say so (not Linux), a file system
+		 * that reports holes answers SEEK_HOLE for real, even when
+		 * compression makes st_blocks small. */
+		if (hole >= 0 && sm_sys_min_hole_size(map->fd) > 0)
+			return use(map, SPARSE_MAP_BACKEND_SEEK,
+				   "no hole before EOF, and _PC_MIN_HOLE_SIZE says the file system reports holes");
 		if (hole >= 0) {
 			seek_says_all_data = true;
 			sm_debug(map, "seek: SEEK_HOLE(0) is EOF but st_blocks * 512 = %lld < size %lld: "
@@ -193,9 +203,12 @@ static int probe(struct sparse_map *map)
 			return (int)hole;
 		}
 	}
+#endif
 
-	if (backends[SPARSE_MAP_BACKEND_FIEMAP]) {
-		r = sm_backend_fiemap.usable(map);
+#ifdef SM_HAVE_FIEMAP
+	{
+		int r = sm_backend_fiemap.usable(map);
+
 		if (r > 0 || (r == 0 && map->st_blocks == 0))
 			return use(map, SPARSE_MAP_BACKEND_FIEMAP,
 				   "FIEMAP answers, and agrees with st_blocks");
@@ -207,6 +220,7 @@ static int probe(struct sparse_map *map)
 		else
 			return r;
 	}
+#endif
 
 	/* Reading a ramfs hole stores it.  Where its holes cannot be seen
 	 * without reading, SEEK's answer (all data) leaves the file as it is. */

@@ -172,14 +172,36 @@ int sm_sys_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs);
 int64_t sm_sys_resident_pages(int fd, int64_t off, int64_t len);
 /* posix_fadvise(POSIX_FADV_DONTNEED): let the kernel drop clean cached pages. */
 int sm_sys_drop_cache(int fd, int64_t off, int64_t len);
-int64_t sm_sys_blkdev_size(int fd);
+/* Whether fd (st from fstat) is a disk this system can map: 1 and its size
+ * in bytes, 0 if it is no disk, or -errno. */
+int sm_sys_disk(int fd, const struct stat *st, int64_t *size);
+/* fpathconf(_PC_MIN_HOLE_SIZE): > 0 where the file system reports holes, 0
+ * where it does not, -EOPNOTSUPP where the system cannot say (Linux). */
+long sm_sys_min_hole_size(int fd);
 void *sm_sys_malloc(size_t size);
 void *sm_sys_aligned_alloc(size_t align, size_t size);
 void sm_sys_free(void *ptr);
 
 /* Whether -err from lseek or ioctl means "not available here" (EINVAL,
- * EOPNOTSUPP, ENOTTY, ENOSYS, and EBADR for unknown FIEMAP flags). */
+ * EOPNOTSUPP, ENOTSUP where it differs, as on macOS and illumos, ENOTTY,
+ * ENOSYS). */
 bool sm_sys_unsupported(int err);
+
+/*
+ * sys-<system>.c: what differs between systems, one file and one table per
+ * system (configure builds the host's, or --with-platform's): sys.c calls
+ * these, and nothing else does.  The calls return as the C library does
+ * (-1 and errno), so that sys.c retries EINTR and the test table can stand
+ * in for them; disk() returns as sm_sys_disk().  NULL: the system has none.
+ */
+struct sm_os {
+	const char *name;
+	int (*fdatasync)(int fd);		/* flush the file's data; required */
+	int (*fs_type)(int fd, int64_t *type);	/* statfs f_type, in Linux's numbers */
+	int (*cachestat)(int fd, int64_t off, int64_t len, struct sm_cachestat *cs);
+	int (*disk)(int fd, const struct stat *st, int64_t *size);	/* required */
+};
+extern const struct sm_os sm_os;
 
 /* lseek on the map's fd, remembering that the file offset must be put back. */
 int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence);

@@ -14,18 +14,10 @@
 #include <sys/mman.h>
 #endif
 #include <sys/stat.h>
-#ifdef __linux__
-#include <sys/syscall.h>
-#endif
 #include <unistd.h>
 #include <string.h>
-#ifdef HAVE_LINUX_FS_H
-#include <linux/fs.h>
-#endif
-#ifdef HAVE_SYS_VFS_H
-#include <sys/vfs.h>
-#endif
 #ifdef SM_HAVE_FIEMAP
+#include <linux/fs.h>
 #include <linux/fiemap.h>
 #endif
 
@@ -38,48 +30,21 @@ static int libc_fstat(int fd, struct stat *st) { return fstat(fd, st); }
 static int libc_getfl(int fd) { return fcntl(fd, F_GETFL); }
 static off_t libc_lseek(int fd, off_t off, int whence) { return lseek(fd, off, whence); }
 static ssize_t libc_pread(int fd, void *buf, size_t len, off_t off) { return pread(fd, buf, len, off); }
-static int libc_fdatasync(int fd) { return fdatasync(fd); }
+static int libc_fdatasync(int fd) { return sm_os.fdatasync(fd); }
 static int libc_ioctl(int fd, unsigned long req, void *arg) { return ioctl(fd, req, arg); }
 static int libc_fstatfs(int fd, int64_t *type)
 {
-#if defined(HAVE_SYS_VFS_H) && defined(HAVE_FSTATFS)
-	struct statfs sf;
-
-	if (fstatfs(fd, &sf) < 0)
-		return -1;
-	*type = (int64_t)sf.f_type;
-	return 0;
-#else
-	(void)fd;
+	if (sm_os.fs_type)
+		return sm_os.fs_type(fd, type);
 	*type = 0;
 	return 0;
-#endif
 }
-/*
- * cachestat(2), Linux 6.5.  C libraries and older kernel headers may not
- * name it; its number is 451 on every architecture but alpha (561), which
- * the syscall table of 6.5 gave all new calls alike.
- */
-#if defined(__linux__) && !defined(__NR_cachestat) && !defined(__alpha__)
-#define __NR_cachestat 451
-#endif
 static int libc_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
 {
-#ifdef __NR_cachestat
-	struct { uint64_t off, len; } range = { (uint64_t)off, (uint64_t)len };
-	struct { uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted; } k;
-
-	if (syscall(__NR_cachestat, fd, &range, &k, 0) < 0)
-		return -1;
-	cs->nr_cache = (int64_t)k.nr_cache;
-	cs->nr_dirty = (int64_t)k.nr_dirty;
-	cs->nr_writeback = (int64_t)k.nr_writeback;
-	return 0;
-#else
-	(void)fd; (void)off; (void)len; (void)cs;
+	if (sm_os.cachestat)
+		return sm_os.cachestat(fd, off, len, cs);
 	errno = ENOSYS;
 	return -1;
-#endif
 }
 static int libc_fadvise(int fd, off_t off, off_t len, int advice)
 {
@@ -312,26 +277,30 @@ int sm_sys_drop_cache(int fd, int64_t off, int64_t len)
 
 bool sm_sys_unsupported(int err)
 {
-	return err == -EINVAL || err == -EOPNOTSUPP || err == -ENOTTY || err == -ENOSYS ||
-	       err == -EBADR;
+#if defined(ENOTSUP) && ENOTSUP != EOPNOTSUPP
+	if (err == -ENOTSUP)
+		return true;	/* macOS 45 and illumos 48, beside EOPNOTSUPP */
+#endif
+	return err == -EINVAL || err == -EOPNOTSUPP || err == -ENOTTY || err == -ENOSYS;
 }
 
-/* The size of a block device, which fstat reports as 0. */
-int64_t sm_sys_blkdev_size(int fd)
+long sm_sys_min_hole_size(int fd)
 {
-#if defined(HAVE_LINUX_FS_H) && defined(BLKGETSIZE64)
-	uint64_t bytes = 0;
-	int r = sm_sys_ioctl(fd, BLKGETSIZE64, &bytes);
+#ifdef _PC_MIN_HOLE_SIZE
+	long r = fpathconf(fd, _PC_MIN_HOLE_SIZE);
 
 	if (r < 0)
-		return r;
-	if (bytes > (uint64_t)INT64_MAX)
-		return -EOVERFLOW;
-	return (int64_t)bytes;
+		return errno == EINVAL ? 0 : -errno;
+	return r;
 #else
 	(void)fd;
 	return -EOPNOTSUPP;
 #endif
+}
+
+int sm_sys_disk(int fd, const struct stat *st, int64_t *size)
+{
+	return sm_os.disk(fd, st, size);
 }
 
 void *sm_sys_malloc(size_t size)

@@ -10,6 +10,9 @@ TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -pthread
 TEST_LIBS = tests/libhelpers.la lib/libsparse-map.la $(CHECK_LIBS)
 TEST_LINK_FLAGS = -pthread
 
+# The programs built on Check, when configure found it; else one note that
+# they were not built (a skipped test, so that it shows in the summary).
+if HAVE_CHECK
 check_PROGRAMS += tests/test-map
 tests_test_map_SOURCES = tests/test-map.c
 tests_test_map_CFLAGS = $(TEST_CFLAGS)
@@ -62,5 +65,12 @@ tests_test_fiemap_unsynced_CFLAGS = $(TEST_CFLAGS)
 tests_test_fiemap_unsynced_CPPFLAGS = $(AM_CPPFLAGS) -DSM_FAULT_INJECTION
 tests_test_fiemap_unsynced_LDADD = tests/libhelpers-fi.la lib/libsparse-map-fi.la $(CHECK_LIBS)
 tests_test_fiemap_unsynced_LDFLAGS = $(TEST_LINK_FLAGS)
-dist_check_SCRIPTS += tests/fiemap-unsynced.sh
 TESTS += tests/fiemap-unsynced.sh
+else
+TESTS += tests/no-check.sh
+endif
+dist_check_SCRIPTS += tests/fiemap-unsynced.sh tests/no-check.sh
+
+# Only lib/sys-<system>.c names what some systems lack (issue 13).
+dist_check_SCRIPTS += tests/platform-source.sh
+TESTS += tests/platform-source.sh

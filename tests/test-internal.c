@@ -370,6 +370,59 @@ START_TEST(test_verify_reads_each_hole_afresh)
 END_TEST
 #endif
 
+#ifdef SM_HAVE_SEEK
+/* Every answer a system gives for "not here" sends AUTO on to the next
+ * backend, and a forced SEEK says EOPNOTSUPP: ENOTSUP among them, which
+ * macOS (45) and illumos (48) keep apart from EOPNOTSUPP (Linux: one value). */
+static int refuse_errno;
+static off_t c_lseek_refuses(int fd, off_t o, int w)
+{
+	if (w == SEEK_DATA || w == SEEK_HOLE) {
+		errno = refuse_errno;
+		return -1;
+	}
+	return libc_table.lseek(fd, o, w);
+}
+static int c_ioctl_refuses(int fd, unsigned long r, void *a)
+{
+	(void)fd, (void)r, (void)a;
+	errno = refuse_errno;
+	return -1;
+}
+
+START_TEST(test_not_supported_answers_fall_back)
+{
+	static const int answers[] = { EINVAL, EOPNOTSUPP, ENOTSUP, ENOTTY, ENOSYS };
+	int fd = make_runs(4);
+
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		struct sparse_map *map;
+		struct th_map m;
+		const char *bad;
+
+		refuse_errno = answers[i];
+		sm_sys_table = (struct sm_sys_table){
+			.lseek = c_lseek_refuses, .ioctl = c_ioctl_refuses,
+		};
+		ck_assert_msg(sparse_map_open(fd, SPARSE_MAP_BACKEND_SEEK, 0, &map) == -EOPNOTSUPP,
+			      "forced SEEK refused with %s: not -EOPNOTSUPP", strerror(answers[i]));
+		ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map), 0);
+		ck_assert_msg(sparse_map_get_backend(map) == SPARSE_MAP_BACKEND_SCAN,
+			      "SEEK and FIEMAP refused with %s, yet AUTO took %s", strerror(answers[i]),
+			      sparse_map_backend_name(sparse_map_get_backend(map)));
+		sparse_map_close(map);
+		ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m), 0);
+		bad = th_check_contract(fd, &m, 0);
+		ck_assert_msg(bad == NULL, "%s: %s", strerror(answers[i]), bad);
+		th_map_free(&m);
+		sm_sys_table = libc_table;
+	}
+	close(fd);
+	unlink(path);
+}
+END_TEST
+#endif
+
 int main(void)
 {
 	Suite *s = suite_create("internal");
@@ -389,6 +442,7 @@ int main(void)
 #endif
 #ifdef SM_HAVE_SEEK
 	tcase_add_test(tc, test_verify_reads_each_hole_afresh);
+	tcase_add_test(tc, test_not_supported_answers_fall_back);
 #endif
 	suite_add_tcase(s, tc);
 	return th_run_suite(s);

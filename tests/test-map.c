@@ -452,11 +452,14 @@ START_TEST(test_env_overrides_auto)
 	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map), 0);
 	ck_assert_int_eq(sparse_map_get_backend(map), SPARSE_MAP_BACKEND_SCAN);
 	sparse_map_close(map);
-	/* A caller's explicit choice wins over the environment. */
+#if defined(SM_HAVE_SEEK) || defined(SM_HAVE_FIEMAP)
+	/* A caller's explicit choice wins over the environment (where a
+	 * backend other than SCAN is built to choose). */
 	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_SEEK, 0, &map) == 0 ||
 			 sparse_map_open(fd, SPARSE_MAP_BACKEND_FIEMAP, 0, &map) == 0, 1);
 	ck_assert_int_ne(sparse_map_get_backend(map), SPARSE_MAP_BACKEND_SCAN);
 	sparse_map_close(map);
+#endif
 	setenv("SPARSE_MAP_BACKEND", "bogus", 1);
 	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map), 0);
 	ck_assert_int_ne(sparse_map_get_backend(map), SPARSE_MAP_BACKEND_AUTO);

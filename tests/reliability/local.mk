@@ -7,6 +7,7 @@ REL_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests -I$(top_srcdir)/lib
 rel_bytes = tests/reliability/bytes.c tests/reliability/bytes.h
 
 # The test build of the library: every system call through sm_sys_table.
+if HAVE_CHECK
 check_PROGRAMS += tests/reliability/test-faults
 tests_reliability_test_faults_SOURCES = tests/reliability/test-faults.c $(rel_bytes)
 tests_reliability_test_faults_CPPFLAGS = $(REL_CPPFLAGS) -DSM_FAULT_INJECTION
@@ -22,6 +23,7 @@ tests_reliability_test_hostile_CFLAGS = $(TEST_CFLAGS)
 tests_reliability_test_hostile_LDADD = $(TEST_LIBS)
 tests_reliability_test_hostile_LDFLAGS = $(TEST_LINK_FLAGS)
 TESTS += tests/reliability/test-hostile
+endif
 
 # Files changed while they are mapped, on each file system (root: mounts).
 check_PROGRAMS += tests/reliability/churn

@@ -82,6 +82,13 @@ static bool reads_whole_file(int fd, enum sparse_map_backend b)
 	return scan;
 }
 
+/* Only SCAN is built: nothing maps without reading. */
+#if defined(SM_HAVE_SEEK) || defined(SM_HAVE_FIEMAP)
+static const bool scan_only = false;
+#else
+static const bool scan_only = true;
+#endif
+
 /* Map fd with b and check the contract against check_fd (which can read). */
 static void expect_sound_map(int fd, int check_fd, enum sparse_map_backend b, unsigned int flags,
 			     const char *what)
@@ -131,14 +138,18 @@ START_TEST(test_fds_that_cannot_be_mapped)
 	expect_lseek_fails(p, 0, EBADF, "an O_PATH fd");
 	close(p);
 
-	/* O_WRONLY: whatever needs no reading maps; reading is EBADF. */
+	/* O_WRONLY: whatever needs no reading maps; reading is EBADF (AUTO
+	 * too, where only SCAN is built). */
 	wr = open(path, O_WRONLY);
 	ck_assert_int_ge(wr, 0);
 	for (int i = 0; i < NBACKENDS - 1; i++)
-		expect_sound_map(wr, fd, backends[i], 0, "an O_WRONLY fd");
+		if (!(scan_only && backends[i] == SPARSE_MAP_BACKEND_AUTO))
+			expect_sound_map(wr, fd, backends[i], 0, "an O_WRONLY fd");
 	for (int i = 0; i < NBACKENDS; i++) {
 		struct sparse_map *map;
-		int want = backends[i] == SPARSE_MAP_BACKEND_SCAN ? -EBADF : 0;
+		bool reads = backends[i] == SPARSE_MAP_BACKEND_SCAN ||
+			     (scan_only && backends[i] == SPARSE_MAP_BACKEND_AUTO);
+		int want = reads ? -EBADF : 0;
 		int r = sparse_map_open(wr, backends[i], 0, &map);
 
 		(*tried) += 2;
@@ -147,6 +158,8 @@ START_TEST(test_fds_that_cannot_be_mapped)
 			continue;	/* not built, or not on this file system */
 		ck_assert_msg(r == want, "O_WRONLY, %s: expected %d, got %d",
 			      sparse_map_backend_name(backends[i]), want, r);
+		if (r < 0)
+			continue;
 		sparse_map_close(map);
 		ck_assert_int_eq(sparse_map_open(wr, backends[i], SPARSE_MAP_VERIFY, &map), -EBADF);
 	}

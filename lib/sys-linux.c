@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Linux's part of the system layer (see sparse-map-private.h, "sys-<system>.c"):
+ * fstatfs's f_type, which the probe knows by Linux's magic numbers;
+ * cachestat(2); block devices sized by BLKGETSIZE64.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/fs.h>
+#ifdef HAVE_SYS_VFS_H
+#include <sys/vfs.h>
+#endif
+
+#include "sparse-map-private.h"
+
+static int os_fdatasync(int fd)
+{
+	return fdatasync(fd);
+}
+
+static int os_fs_type(int fd, int64_t *type)
+{
+#if defined(HAVE_SYS_VFS_H) && defined(HAVE_FSTATFS)
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return -1;
+	*type = (int64_t)sf.f_type;
+#else
+	(void)fd;
+	*type = 0;
+#endif
+	return 0;
+}
+
+/*
+ * cachestat(2), Linux 6.5.  C libraries and older kernel headers may not
+ * name it; its number is 451 on every architecture but alpha (561), which
+ * the syscall table of 6.5 gave all new calls alike.
+ */
+#if !defined(__NR_cachestat) && !defined(__alpha__)
+#define __NR_cachestat 451
+#endif
+static int os_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
+{
+#ifdef __NR_cachestat
+	struct { uint64_t off, len; } range = { (uint64_t)off, (uint64_t)len };
+	struct { uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted; } k;
+
+	if (syscall(__NR_cachestat, fd, &range, &k, 0) < 0)
+		return -1;
+	cs->nr_cache = (int64_t)k.nr_cache;
+	cs->nr_dirty = (int64_t)k.nr_dirty;
+	cs->nr_writeback = (int64_t)k.nr_writeback;
+	return 0;
+#else
+	(void)fd; (void)off; (void)len; (void)cs;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Disks are block devices; fstat says 0 bytes, BLKGETSIZE64 the size. */
+static int os_disk(int fd, const struct stat *st, int64_t *size)
+{
+	uint64_t bytes = 0;
+	int r;
+
+	if (!S_ISBLK(st->st_mode))
+		return 0;
+	r = sm_sys_ioctl(fd, BLKGETSIZE64, &bytes);
+	if (r < 0)
+		return r;
+	if (bytes > (uint64_t)INT64_MAX)
+		return -EOVERFLOW;
+	*size = (int64_t)bytes;
+	return 1;
+}
+
+const struct sm_os sm_os = {
+	.name = "Linux",
+	.fdatasync = os_fdatasync,
+	.fs_type = os_fs_type,
+	.cachestat = os_cachestat,
+	.disk = os_disk,
+};
