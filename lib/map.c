@@ -55,7 +55,12 @@ static int map_describe(struct sparse_map *map)
 		return -EISDIR;
 	if (!S_ISREG(st.st_mode)) {
 		/* A disk is what the system says it is (sys-<system>.c):
-		 * Linux's are block devices, FreeBSD's character devices. */
+		 * Linux's are block devices, FreeBSD's character devices.
+		 * Sizing one may seek (sys-posix.c), so the offset to put back
+		 * is taken first, and put back at close in any case. */
+		map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
+		if (map->saved_offset >= 0)
+			map->offset_moved = true;
 		r = sm_sys_disk(map->fd, &st, &map->size);
 		if (r < 0)
 			return r;
@@ -80,7 +85,8 @@ static int map_describe(struct sparse_map *map)
 		if (sm_sys_fs_type(map->fd, &map->fs_type) < 0)
 			map->fs_type = 0;
 	}
-	map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
+	if (!map->offset_moved)
+		map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
 	if (map->saved_offset < 0)
 		return (int)map->saved_offset;
 	return 0;

@@ -175,6 +175,9 @@ int sm_sys_drop_cache(int fd, int64_t off, int64_t len);
 /* Whether fd (st from fstat) is a disk this system can map: 1 and its size
  * in bytes, 0 if it is no disk, or -errno. */
 int sm_sys_disk(int fd, const struct stat *st, int64_t *size);
+/* A device's size as lseek(SEEK_END) finds it, the offset put back:
+ * -EOPNOTSUPP where that says 0, as some systems do for every device. */
+int64_t sm_sys_size_by_seeking(int fd);
 /* fpathconf(_PC_MIN_HOLE_SIZE): > 0 where the file system reports holes, 0
  * where it does not, -EOPNOTSUPP where the system cannot say (Linux). */
 long sm_sys_min_hole_size(int fd);

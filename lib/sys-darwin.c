@@ -3,8 +3,9 @@
  * macOS's part of the system layer (see sparse-map-private.h,
  * "sys-<system>.c").  Written to Apple's documented interfaces; not
  * compiled by this project's CI, which runs on Linux.
- *  - No fdatasync(2) is declared: F_FULLFSYNC asks the drive to flush too,
- *    and where a file system refuses it, fsync(2) does what it can.
+ *  - No fdatasync(2) is declared: fsync(2) writes the data out, which is
+ *    what SPARSE_MAP_SYNC needs (not F_FULLFSYNC, which also empties the
+ *    drive's cache: a flush nobody asked for).
  *  - Disks are /dev/diskN (block) and /dev/rdiskN (character) devices:
  *    DKIOCGETBLOCKCOUNT blocks of DKIOCGETBLOCKSIZE bytes (<sys/disk.h>).
  *  - statfs's f_type numbers are not Linux's, so the probe is told none.
@@ -12,7 +13,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/disk.h>
@@ -24,8 +24,6 @@
 
 static int os_fdatasync(int fd)
 {
-	if (fcntl(fd, F_FULLFSYNC) == 0)
-		return 0;
 	return fsync(fd);
 }
 

@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#ifdef HAVE_LINUX_FS_H
 #include <linux/fs.h>
+#endif
 #ifdef HAVE_SYS_VFS_H
 #include <sys/vfs.h>
 #endif
@@ -30,7 +32,9 @@ static int os_fs_type(int fd, int64_t *type)
 
 	if (fstatfs(fd, &sf) < 0)
 		return -1;
-	*type = (int64_t)sf.f_type;
+	/* A 32-bit f_type is signed: ramfs's and Btrfs's magic numbers
+	 * would come out negative. */
+	*type = sizeof(sf.f_type) == 4 ? (int64_t)(uint32_t)sf.f_type : (int64_t)sf.f_type;
 #else
 	(void)fd;
 	*type = 0;
@@ -65,9 +69,11 @@ static int os_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *c
 #endif
 }
 
-/* Disks are block devices; fstat says 0 bytes, BLKGETSIZE64 the size. */
+/* Disks are block devices; fstat says 0 bytes, BLKGETSIZE64 the size (or,
+ * built without kernel headers, seeking to the end). */
 static int os_disk(int fd, const struct stat *st, int64_t *size)
 {
+#ifdef BLKGETSIZE64
 	uint64_t bytes = 0;
 	int r;
 
@@ -80,6 +86,17 @@ static int os_disk(int fd, const struct stat *st, int64_t *size)
 		return -EOVERFLOW;
 	*size = (int64_t)bytes;
 	return 1;
+#else
+	int64_t end;
+
+	if (!S_ISBLK(st->st_mode))
+		return 0;
+	end = sm_sys_size_by_seeking(fd);
+	if (end < 0)
+		return (int)end;
+	*size = end;
+	return 1;
+#endif
 }
 
 const struct sm_os sm_os = {

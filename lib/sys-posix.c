@@ -20,23 +20,16 @@ static int os_fdatasync(int fd)
 	return fdatasync(fd);
 }
 
-/* lseek(SEEK_END) on a block device gives its size on the systems that
- * have them; the offset is put back at once. */
+/* Block devices, sized by seeking to their end (the offset put back). */
 static int os_disk(int fd, const struct stat *st, int64_t *size)
 {
-	int64_t here, end, back;
+	int64_t end;
 
 	if (!S_ISBLK(st->st_mode))
 		return 0;
-	here = sm_sys_lseek(fd, 0, SEEK_CUR);
-	if (here < 0)
-		return (int)here;
-	end = sm_sys_lseek(fd, 0, SEEK_END);
-	back = sm_sys_lseek(fd, here, SEEK_SET);
+	end = sm_sys_size_by_seeking(fd);
 	if (end < 0)
 		return (int)end;
-	if (back < 0)
-		return (int)back;
 	*size = end;
 	return 1;
 }

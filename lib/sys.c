@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <string.h>
-#ifdef SM_HAVE_FIEMAP
+#if defined(SM_HAVE_FIEMAP) && defined(HAVE_LINUX_FS_H)
 #include <linux/fs.h>
 #include <linux/fiemap.h>
 #endif
@@ -186,7 +186,7 @@ int sm_sys_ioctl(int fd, unsigned long request, void *arg)
 {
 	int r;
 
-#ifdef SM_HAVE_FIEMAP
+#if defined(SM_HAVE_FIEMAP) && defined(FS_IOC_FIEMAP)
 	if (request == FS_IOC_FIEMAP) {
 		struct fiemap *fm = arg;
 
@@ -287,8 +287,12 @@ bool sm_sys_unsupported(int err)
 long sm_sys_min_hole_size(int fd)
 {
 #ifdef _PC_MIN_HOLE_SIZE
-	long r = fpathconf(fd, _PC_MIN_HOLE_SIZE);
+	long r;
 
+	errno = 0;	/* -1 with errno unchanged: no limit, say nothing */
+	r = fpathconf(fd, _PC_MIN_HOLE_SIZE);
+	if (r < 0 && errno == 0)
+		return -EOPNOTSUPP;
 	if (r < 0)
 		return errno == EINVAL ? 0 : -errno;
 	return r;
@@ -301,6 +305,23 @@ long sm_sys_min_hole_size(int fd)
 int sm_sys_disk(int fd, const struct stat *st, int64_t *size)
 {
 	return sm_os.disk(fd, st, size);
+}
+
+int64_t sm_sys_size_by_seeking(int fd)
+{
+	int64_t here, end, back;
+
+	here = sm_sys_lseek(fd, 0, SEEK_CUR);
+	if (here < 0)
+		return here;
+	end = sm_sys_lseek(fd, 0, SEEK_END);
+	back = sm_sys_lseek(fd, here, SEEK_SET);
+	if (end < 0)
+		return end;
+	if (back < 0)
+		return back;
+	/* Some systems (NetBSD, OpenBSD) seek a device's end to 0. */
+	return end > 0 ? end : -EOPNOTSUPP;
 }
 
 void *sm_sys_malloc(size_t size)

@@ -18,7 +18,6 @@ rules=(
 	'raw system calls|\bsyscall\(|__NR_|sys-linux.c'
 	'fstatfs|(^|[[:space:]=!(])fstatfs\(|sys-linux.c'
 	'fdatasync(2), which macOS lacks|(^|[[:space:]=!])fdatasync\(|sys-linux.c sys-freebsd.c sys-illumos.c sys-posix.c'
-	'F_FULLFSYNC|F_FULLFSYNC|sys-darwin.c'
 	'device kinds (disks are per system)|S_ISBLK|S_ISCHR|sys-linux.c sys-freebsd.c sys-darwin.c sys-illumos.c sys-posix.c'
 )
 for rule in "${rules[@]}"; do

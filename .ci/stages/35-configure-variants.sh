@@ -27,6 +27,10 @@ variant() {
 	mkdir -p "$build"
 	cd "$build"
 	"$src/configure" -q CFLAGS="$cflags" "$@"
+	if [ "$name" = no-check ] && ! grep -q '^HAVE_CHECK_TRUE = #' Makefile; then
+		echo "FAIL: the no-check variant found Check after all"
+		exit 1
+	fi
 	make -j2 >/dev/null
 	if [ "$tests" = all ]; then
 		make -j2 check || { cat test-suite.log; exit 1; }
@@ -52,5 +56,5 @@ variant posix "-g -O2" all --with-platform=posix
 
 empty=$(mktemp -d)
 variant no-check "-g -O2" "tests/no-check.sh tests/platform-source.sh examples/test-sparse-ls.sh" \
-	PKG_CONFIG_LIBDIR="$empty"
+	PKG_CONFIG_LIBDIR="$empty" PKG_CONFIG_PATH=
 rmdir "$empty"
