@@ -303,7 +303,7 @@ static int ask_seek(struct sparse_map *map, struct fiemap_state *st, int64_t pos
 	if (!sm_sys_unsupported(r))
 		return r;
 #else
-	(void)map, (void)st;
+	(void)map, (void)st, (void)pos;
 #endif
 	piece->kind = SPARSE_MAP_DATA;
 	piece->flags = 0;

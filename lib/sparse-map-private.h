@@ -176,7 +176,8 @@ int sm_sys_drop_cache(int fd, int64_t off, int64_t len);
  * in bytes, 0 if it is no disk, or -errno. */
 int sm_sys_disk(int fd, const struct stat *st, int64_t *size);
 /* A device's size as lseek(SEEK_END) finds it, the offset put back:
- * -EOPNOTSUPP where that says 0, as some systems do for every device. */
+ * -EOPNOTSUPP where that says 0 yet a byte can be read, as on systems that
+ * say 0 of every device. */
 int64_t sm_sys_size_by_seeking(int fd);
 /* fpathconf(_PC_MIN_HOLE_SIZE): > 0 where the file system reports holes, 0
  * where it does not, -EOPNOTSUPP where the system cannot say (Linux). */

@@ -320,8 +320,18 @@ int64_t sm_sys_size_by_seeking(int fd)
 		return end;
 	if (back < 0)
 		return back;
-	/* Some systems (NetBSD, OpenBSD) seek a device's end to 0. */
-	return end > 0 ? end : -EOPNOTSUPP;
+	if (end == 0) {
+		/* Some systems (NetBSD, OpenBSD) seek every device's end to 0:
+		 * it is empty only if its first byte is the end. */
+		char byte;
+		ssize_t r = sm_sys_pread(fd, &byte, 1, 0);
+
+		if (r < 0)
+			return r;
+		if (r > 0)
+			return -EOPNOTSUPP;
+	}
+	return end;
 }
 
 void *sm_sys_malloc(size_t size)

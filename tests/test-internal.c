@@ -423,6 +423,40 @@ START_TEST(test_not_supported_answers_fall_back)
 END_TEST
 #endif
 
+/* The generic system layer sizes a device by seeking to its end, and some
+ * systems seek every device's end to 0: that is believed only of a device
+ * whose first byte is its end.  Shown on a regular file, whose SEEK_END the
+ * table makes answer 0. */
+int64_t sm_sys_size_by_seeking(int fd);	/* lib/sys.c, not exported */
+static off_t c_lseek_end_is_zero(int fd, off_t o, int w)
+{
+	if (w == SEEK_END)
+		return libc_table.lseek(fd, 0, SEEK_SET);
+	return libc_table.lseek(fd, o, w);
+}
+
+START_TEST(test_seeking_to_zero_is_no_size)
+{
+	int fd = make_runs(2);
+	int64_t r;
+
+	ck_assert_int_eq(lseek(fd, 123, SEEK_SET), 123);
+	ck_assert_int_eq(sm_sys_size_by_seeking(fd), lseek(fd, 0, SEEK_END));
+	ck_assert_int_eq(lseek(fd, 123, SEEK_SET), 123);
+	sm_sys_table = (struct sm_sys_table){ .lseek = c_lseek_end_is_zero };
+	r = sm_sys_size_by_seeking(fd);
+	ck_assert_msg(r == -EOPNOTSUPP, "SEEK_END said 0 of a file with data: got %lld",
+		      (long long)r);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 123);
+	th_truncate(fd, 0);
+	ck_assert_int_eq(sm_sys_size_by_seeking(fd), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 123);
+	sm_sys_table = libc_table;
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("internal");
@@ -437,6 +471,7 @@ int main(void)
 #endif
 	tcase_add_test(tc, test_memory_does_not_grow_with_the_file);
 	tcase_add_test(tc, test_every_allocation_failure_is_enomem);
+	tcase_add_test(tc, test_seeking_to_zero_is_no_size);
 #ifdef SM_HAVE_FIEMAP
 	tcase_add_test(tc, test_fiemap_bent_answers_lose_nothing);
 #endif
