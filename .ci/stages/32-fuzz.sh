@@ -15,10 +15,13 @@ mkdir -p "$build/corpus" "$build/files"
 cd "$build"
 "$src/configure" -q CC=clang
 san="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
+# The library's sources, with Linux's system layer only (lib/sys-<system>.c).
+mapfile -t lib_sources < <(printf '%s\n' "$src"/lib/*.c | grep -v '/sys-[a-z]*\.c$')
+lib_sources+=("$src/lib/sys-linux.c")
 # shellcheck disable=SC2086
 clang -g -O1 $san -DHAVE_CONFIG_H -I. -Iinclude -I"$src/include" -I"$src/lib" -I"$src/tests" \
 	-o fuzz-ops "$src"/tests/reliability/fuzz-ops.c "$src"/tests/reliability/bytes.c \
-	"$src"/tests/helpers.c "$src"/lib/*.c
+	"$src"/tests/helpers.c "${lib_sources[@]}"
 ASAN_OPTIONS=detect_leaks=1 SM_FUZZ_DIR=$build/files \
 	./fuzz-ops -max_total_time="${SM_FUZZ_SECONDS:-60}" -timeout=20 -rss_limit_mb=1024 \
 	-max_len=512 -print_final_stats=1 -artifact_prefix="$build/" \
