@@ -53,14 +53,16 @@ static int map_describe(struct sparse_map *map)
 		return r;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
+	/* The offset to put back at close, taken before a disk is sized,
+	 * since sizing one may seek (sys-posix.c).  A FIFO or socket says
+	 * -ESPIPE here. */
+	map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
+	if (map->saved_offset < 0)
+		return (int)map->saved_offset;
 	if (!S_ISREG(st.st_mode)) {
 		/* A disk is what the system says it is (sys-<system>.c):
-		 * Linux's are block devices, FreeBSD's character devices.
-		 * Sizing one may seek (sys-posix.c), so the offset to put back
-		 * is taken first, and put back at close in any case. */
-		map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
-		if (map->saved_offset >= 0)
-			map->offset_moved = true;
+		 * Linux's are block devices, FreeBSD's character devices. */
+		map->offset_moved = true;
 		r = sm_sys_disk(map->fd, &st, &map->size);
 		if (r < 0)
 			return r;
@@ -85,10 +87,6 @@ static int map_describe(struct sparse_map *map)
 		if (sm_sys_fs_type(map->fd, &map->fs_type) < 0)
 			map->fs_type = 0;
 	}
-	if (!map->offset_moved)
-		map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
-	if (map->saved_offset < 0)
-		return (int)map->saved_offset;
 	return 0;
 }
 

@@ -175,10 +175,10 @@ int sm_sys_drop_cache(int fd, int64_t off, int64_t len);
 /* Whether fd (st from fstat) is a disk this system can map: 1 and its size
  * in bytes, 0 if it is no disk, or -errno. */
 int sm_sys_disk(int fd, const struct stat *st, int64_t *size);
-/* A device's size as lseek(SEEK_END) finds it, the offset put back:
- * -EOPNOTSUPP where that says 0 yet a byte can be read, as on systems that
- * say 0 of every device. */
-int64_t sm_sys_size_by_seeking(int fd);
+/* A device's size as lseek(SEEK_END) finds it, the offset put back: 1 and
+ * *size, or -errno; -EOPNOTSUPP where that says 0 yet a byte can be read,
+ * as on systems that say 0 of every device. */
+int sm_sys_size_by_seeking(int fd, int64_t *size);
 /* fpathconf(_PC_MIN_HOLE_SIZE): > 0 where the file system reports holes, 0
  * where it does not, -EOPNOTSUPP where the system cannot say (Linux). */
 long sm_sys_min_hole_size(int fd);
@@ -199,7 +199,6 @@ bool sm_sys_unsupported(int err);
  * in for them; disk() returns as sm_sys_disk().  NULL: the system has none.
  */
 struct sm_os {
-	const char *name;
 	int (*fdatasync)(int fd);		/* flush the file's data; required */
 	int (*fs_type)(int fd, int64_t *type);	/* statfs f_type, in Linux's numbers */
 	int (*cachestat)(int fd, int64_t off, int64_t len, struct sm_cachestat *cs);

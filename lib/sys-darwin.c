@@ -51,7 +51,6 @@ static int os_disk(int fd, const struct stat *st, int64_t *size)
 
 /* No f_type the probe knows, no cachestat. */
 const struct sm_os sm_os = {
-	.name = "macOS",
 	.fdatasync = os_fdatasync,
 	.disk = os_disk,
 };

@@ -25,9 +25,9 @@ static int os_fdatasync(int fd)
 	return fdatasync(fd);
 }
 
+#if defined(HAVE_SYS_VFS_H) && defined(HAVE_FSTATFS)
 static int os_fs_type(int fd, int64_t *type)
 {
-#if defined(HAVE_SYS_VFS_H) && defined(HAVE_FSTATFS)
 	struct statfs sf;
 
 	if (fstatfs(fd, &sf) < 0)
@@ -35,12 +35,9 @@ static int os_fs_type(int fd, int64_t *type)
 	/* A 32-bit f_type is signed: ramfs's and Btrfs's magic numbers
 	 * would come out negative. */
 	*type = sizeof(sf.f_type) == 4 ? (int64_t)(uint32_t)sf.f_type : (int64_t)sf.f_type;
-#else
-	(void)fd;
-	*type = 0;
-#endif
 	return 0;
 }
+#endif
 
 /*
  * cachestat(2), Linux 6.5.  C libraries and older kernel headers may not
@@ -50,9 +47,9 @@ static int os_fs_type(int fd, int64_t *type)
 #if !defined(__NR_cachestat) && !defined(__alpha__)
 #define __NR_cachestat 451
 #endif
+#ifdef __NR_cachestat
 static int os_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
 {
-#ifdef __NR_cachestat
 	struct { uint64_t off, len; } range = { (uint64_t)off, (uint64_t)len };
 	struct { uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted; } k;
 
@@ -62,24 +59,19 @@ static int os_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *c
 	cs->nr_dirty = (int64_t)k.nr_dirty;
 	cs->nr_writeback = (int64_t)k.nr_writeback;
 	return 0;
-#else
-	(void)fd; (void)off; (void)len; (void)cs;
-	errno = ENOSYS;
-	return -1;
-#endif
 }
+#endif
 
 /* Disks are block devices; fstat says 0 bytes, BLKGETSIZE64 the size (or,
  * built without kernel headers, seeking to the end). */
 static int os_disk(int fd, const struct stat *st, int64_t *size)
 {
-#ifdef BLKGETSIZE64
-	uint64_t bytes = 0;
-	int r;
-
 	if (!S_ISBLK(st->st_mode))
 		return 0;
-	r = sm_sys_ioctl(fd, BLKGETSIZE64, &bytes);
+#ifdef BLKGETSIZE64
+	uint64_t bytes = 0;
+	int r = sm_sys_ioctl(fd, BLKGETSIZE64, &bytes);
+
 	if (r < 0)
 		return r;
 	if (bytes > (uint64_t)INT64_MAX)
@@ -87,22 +79,19 @@ static int os_disk(int fd, const struct stat *st, int64_t *size)
 	*size = (int64_t)bytes;
 	return 1;
 #else
-	int64_t end;
-
-	if (!S_ISBLK(st->st_mode))
-		return 0;
-	end = sm_sys_size_by_seeking(fd);
-	if (end < 0)
-		return (int)end;
-	*size = end;
-	return 1;
+	return sm_sys_size_by_seeking(fd, size);
 #endif
 }
 
+/* Without fstatfs or a cachestat number (alpha), sys.c answers as for a
+ * system that has none. */
 const struct sm_os sm_os = {
-	.name = "Linux",
 	.fdatasync = os_fdatasync,
+#if defined(HAVE_SYS_VFS_H) && defined(HAVE_FSTATFS)
 	.fs_type = os_fs_type,
+#endif
+#ifdef __NR_cachestat
 	.cachestat = os_cachestat,
+#endif
 	.disk = os_disk,
 };

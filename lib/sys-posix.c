@@ -23,20 +23,11 @@ static int os_fdatasync(int fd)
 /* Block devices, sized by seeking to their end (the offset put back). */
 static int os_disk(int fd, const struct stat *st, int64_t *size)
 {
-	int64_t end;
-
-	if (!S_ISBLK(st->st_mode))
-		return 0;
-	end = sm_sys_size_by_seeking(fd);
-	if (end < 0)
-		return (int)end;
-	*size = end;
-	return 1;
+	return S_ISBLK(st->st_mode) ? sm_sys_size_by_seeking(fd, size) : 0;
 }
 
 /* No f_type the probe knows, no cachestat. */
 const struct sm_os sm_os = {
-	.name = "POSIX",
 	.fdatasync = os_fdatasync,
 	.disk = os_disk,
 };

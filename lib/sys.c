@@ -307,19 +307,19 @@ int sm_sys_disk(int fd, const struct stat *st, int64_t *size)
 	return sm_os.disk(fd, st, size);
 }
 
-int64_t sm_sys_size_by_seeking(int fd)
+int sm_sys_size_by_seeking(int fd, int64_t *size)
 {
 	int64_t here, end, back;
 
 	here = sm_sys_lseek(fd, 0, SEEK_CUR);
 	if (here < 0)
-		return here;
+		return (int)here;
 	end = sm_sys_lseek(fd, 0, SEEK_END);
 	back = sm_sys_lseek(fd, here, SEEK_SET);
 	if (end < 0)
-		return end;
+		return (int)end;
 	if (back < 0)
-		return back;
+		return (int)back;
 	if (end == 0) {
 		/* Some systems (NetBSD, OpenBSD) seek every device's end to 0:
 		 * it is empty only if its first byte is the end. */
@@ -327,11 +327,12 @@ int64_t sm_sys_size_by_seeking(int fd)
 		ssize_t r = sm_sys_pread(fd, &byte, 1, 0);
 
 		if (r < 0)
-			return r;
+			return (int)r;
 		if (r > 0)
 			return -EOPNOTSUPP;
 	}
-	return end;
+	*size = end;
+	return 1;
 }
 
 void *sm_sys_malloc(size_t size)
