@@ -54,7 +54,10 @@ cp -R "$top/debian" "$work/src/libsparse-map-$upstream/"
 	{ cat "$work/source.log"; echo "FAIL: dpkg-source -b on the release tarball"; exit 1; }
 
 # 3. lintian, as a normal user (it warns against root).
+# (From $work: nobody may not be able to enter the checkout, a clone in a
+# mktemp -d directory, say.)
 chmod -R a+rX "$work"
+cd "$work"
 runuser -u nobody -- lintian --fail-on error,warning --display-info \
 	"$work/bin/libsparse-map_${version}_"*.changes "$work/src/libsparse-map_$version.dsc"
 echo "lintian: no error or warning that debian/*.lintian-overrides does not justify"
