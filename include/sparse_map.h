@@ -26,6 +26,7 @@ enum sparse_map_backend {
 	SPARSE_MAP_BACKEND_SEEK   = 1,	/* lseek SEEK_DATA / SEEK_HOLE */
 	SPARSE_MAP_BACKEND_FIEMAP = 2,	/* Linux FS_IOC_FIEMAP */
 	SPARSE_MAP_BACKEND_SCAN   = 3,	/* read the file and test blocks for zeroes */
+	SPARSE_MAP_BACKEND_RANGES = 4,	/* Windows FSCTL_QUERY_ALLOCATED_RANGES */
 };
 
 enum sparse_map_kind { SPARSE_MAP_DATA = 1, SPARSE_MAP_HOLE = 2 };
@@ -77,7 +78,7 @@ enum sparse_map_backend sparse_map_get_backend(const struct sparse_map *map);
 /* The file size taken at sparse_map_open(); ranges end there. */
 int64_t sparse_map_size(const struct sparse_map *map);
 
-/* "auto", "seek", "fiemap" or "scan"; NULL for a value outside the enum. */
+/* "auto", "seek", "fiemap", "scan" or "ranges"; NULL for a value outside the enum. */
 const char *sparse_map_backend_name(enum sparse_map_backend backend);
 
 /* Free the map and put fd back at the file offset it had at open; NULL is a no-op. */

@@ -23,7 +23,7 @@ int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence)
 
 static int64_t clamp_blksize(const struct stat *st)
 {
-	int64_t bs = (int64_t)st->st_blksize;
+	int64_t bs = sm_sys_st_blksize(st);
 
 	if (bs < 512)
 		return 512;
@@ -79,7 +79,7 @@ static int map_describe(struct sparse_map *map)
 #endif
 	map->readable = (fl & O_ACCMODE) != O_WRONLY;
 	map->blksize = clamp_blksize(&st);
-	map->st_blocks = (int64_t)st.st_blocks;
+	map->st_blocks = sm_sys_st_blocks(&st);
 	if (!map->is_blockdev) {
 		map->size = (int64_t)st.st_size;
 		/* Unknown (0) on failure: the type only ever enables a
@@ -99,7 +99,7 @@ SM_EXPORT int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned 
 	if (!mapp)
 		return -EINVAL;
 	*mapp = NULL;
-	if ((unsigned int)backend > SPARSE_MAP_BACKEND_SCAN || (flags & ~SM_OPEN_FLAGS))
+	if ((unsigned int)backend > SM_BACKEND_MAX || (flags & ~SM_OPEN_FLAGS))
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
@@ -291,6 +291,8 @@ SM_EXPORT const char *sparse_map_backend_name(enum sparse_map_backend backend)
 		return "fiemap";
 	case SPARSE_MAP_BACKEND_SCAN:
 		return "scan";
+	case SPARSE_MAP_BACKEND_RANGES:
+		return "ranges";
 	}
 	return NULL;
 }

@@ -43,7 +43,7 @@ static int64_t present(struct sparse_map *map, int64_t off, int64_t len);
 int sm_pagecache_check(struct sparse_map *map)
 {
 	struct stat st;
-	long page = sysconf(_SC_PAGESIZE);
+	long page = sm_sys_page_size();
 	const char *how;
 	int64_t n;
 	int r;
@@ -64,9 +64,9 @@ int sm_pagecache_check(struct sparse_map *map)
 	r = sm_sys_fstat(map->fd, &st);
 	if (r < 0)
 		return r;
-	if (n * (page / 512) != (int64_t)st.st_blocks) {
+	if (n * (page / 512) != sm_sys_st_blocks(&st)) {
 		sm_debug(map, "ramfs, but %s counts %lld pages where st_blocks says %lld: "
-			 "not trusted", how, (long long)n, (long long)st.st_blocks);
+			 "not trusted", how, (long long)n, (long long)sm_sys_st_blocks(&st));
 		return 0;
 	}
 	sm_debug(map, "ramfs: its %lld pages (%s) are the storage; a block without one is a hole",
@@ -189,7 +189,7 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
  */
 bool sm_pagecache_droppable(struct sparse_map *map, int64_t off, int64_t len)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	long page = sm_sys_page_size();
 	int64_t win = map->size - off < SM_PRESENT_WINDOW ? map->size - off : SM_PRESENT_WINDOW;
 	int64_t n;
 

@@ -7,7 +7,9 @@
  *   2. FIEMAP, when SEEK is missing or answers like the kernel's generic
  *      stub (no hole, yet st_blocks * 512 < size), and FIEMAP answers with
  *      something that agrees with st_blocks;
- *   3. SCAN otherwise, or for a block device, which no file system maps;
+ *   3. RANGES, where FSCTL_QUERY_ALLOCATED_RANGES answers (Windows; a
+ *      file without the sparse attribute is then all data, as it is);
+ *   4. SCAN otherwise, or for a block device, which no file system maps;
  *      on ramfs SCAN reads only the blocks that have pages (pagecache.c),
  *      and where that cannot be checked AUTO takes SEEK's all-data
  *      answer rather than read, since reading a ramfs hole stores it.
@@ -15,7 +17,7 @@
  * FIEMAP without FIEMAP_FLAG_SYNC, when it answers (unsynced_fiemap()): a
  * batch of extents a call instead of two lseeks a data range, and SEEK
  * asked only where the extents prove nothing (backend-fiemap.c).
- * SPARSE_MAP_BACKEND=seek|fiemap|scan stands in for a forced backend where
+ * SPARSE_MAP_BACKEND=seek|fiemap|scan|ranges stands in for a forced backend where
  * the caller asked for AUTO; SPARSE_MAP_DEBUG=1 prints the reasoning.
  */
 #include "config.h"
@@ -38,6 +40,7 @@ static const struct sm_backend *const backends[] = {
 	[SPARSE_MAP_BACKEND_FIEMAP] = &sm_backend_fiemap,
 #endif
 	[SPARSE_MAP_BACKEND_SCAN] = &sm_backend_scan,
+	[SPARSE_MAP_BACKEND_RANGES] = &sm_backend_ranges,
 };
 
 static const char *env(const char *name)
@@ -46,10 +49,12 @@ static const char *env(const char *name)
 	return secure_getenv(name);
 #elif defined(HAVE___SECURE_GETENV)
 	return __secure_getenv(name);
-#else
+#elif defined(HAVE_GETEUID)
 	if (getuid() != geteuid() || getgid() != getegid())
 		return NULL;
 	return getenv(name);
+#else
+	return getenv(name);	/* no set-user-ID programs (Windows) */
 #endif
 }
 
@@ -101,10 +106,10 @@ static enum sparse_map_backend backend_from_env(const struct sparse_map *map)
 
 	if (!v || !*v)
 		return SPARSE_MAP_BACKEND_AUTO;
-	for (int id = SPARSE_MAP_BACKEND_AUTO; id <= SPARSE_MAP_BACKEND_SCAN; id++)
+	for (int id = SPARSE_MAP_BACKEND_AUTO; id <= SM_BACKEND_MAX; id++)
 		if (strcmp(v, sparse_map_backend_name(id)) == 0)
 			return id;
-	sm_debug(map, "SPARSE_MAP_BACKEND=%s is not auto, seek, fiemap or scan; ignored", v);
+	sm_debug(map, "SPARSE_MAP_BACKEND=%s is not auto, seek, fiemap, scan or ranges; ignored", v);
 	return SPARSE_MAP_BACKEND_AUTO;
 }
 
@@ -221,6 +226,17 @@ static int probe(struct sparse_map *map)
 			return r;
 	}
 #endif
+
+	{
+		/* Windows (sys-windows.c); elsewhere it answers -EOPNOTSUPP at once. */
+		int r = sm_backend_ranges.usable(map);
+
+		if (r == 0)
+			return use(map, SPARSE_MAP_BACKEND_RANGES,
+				   "FSCTL_QUERY_ALLOCATED_RANGES answers");
+		if (r != -EOPNOTSUPP)
+			return r;
+	}
 
 	/* Reading a ramfs hole stores it.  Where its holes cannot be seen
 	 * without reading, SEEK's answer (all data) leaves the file as it is. */

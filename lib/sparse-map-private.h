@@ -5,11 +5,13 @@
  *   probe.c          which backend serves an fd (AUTO, SPARSE_MAP_BACKEND, SPARSE_MAP_DEBUG)
  *   backend-seek.c   lseek SEEK_DATA / SEEK_HOLE
  *   backend-fiemap.c Linux FS_IOC_FIEMAP
+ *   backend-ranges.c Windows FSCTL_QUERY_ALLOCATED_RANGES
  *   backend-scan.c   reading the file
  *   zeroes.c         the block-by-block zero test used by SCAN, VERIFY and ZEROES
  *   pagecache.c      what the page cache says: ramfs holes without reading, pages to drop
  *   lseek.c          sparse_map_lseek()
  *   sys.c            every system call and allocation the library makes
+ *   sys-<system>.c   what differs between systems (struct sm_os, below)
  */
 #ifndef SPARSE_MAP_PRIVATE_H
 #define SPARSE_MAP_PRIVATE_H
@@ -22,7 +24,16 @@
 
 #include "sparse_map.h"
 
+/* What the shared library exports: a DLL's export table on Windows, else
+ * what -fvisibility=hidden leaves visible. */
+#ifdef _WIN32
+#define SM_EXPORT __declspec(dllexport)
+#else
 #define SM_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* The highest enum sparse_map_backend. */
+#define SM_BACKEND_MAX SPARSE_MAP_BACKEND_RANGES
 
 #define SM_OPEN_FLAGS (SPARSE_MAP_SYNC | SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES)
 
@@ -55,6 +66,7 @@ struct sm_backend {
 extern const struct sm_backend sm_backend_seek;
 extern const struct sm_backend sm_backend_fiemap;
 extern const struct sm_backend sm_backend_scan;
+extern const struct sm_backend sm_backend_ranges;
 
 /* What VERIFY or ZEROES is in the middle of re-reading: [pos, end) of a backend piece. */
 struct sm_refine {
@@ -151,6 +163,13 @@ void sm_readbuf_free(struct sparse_map *map);
 
 /* sys.c: each returns -errno on failure and retries EINTR. */
 int sm_sys_fstat(int fd, struct stat *st);
+/* st_blocks and st_blksize where struct stat has them (not Windows):
+ * without st_blocks, every byte counts as stored, which only ever makes the
+ * probe believe "no hole"; without st_blksize, 4096. */
+int64_t sm_sys_st_blocks(const struct stat *st);
+int64_t sm_sys_st_blksize(const struct stat *st);
+/* The page size, or 0 where the system does not say (no sysconf). */
+long sm_sys_page_size(void);
 int sm_sys_getfl(int fd);
 int64_t sm_sys_lseek(int fd, int64_t offset, int whence);
 ssize_t sm_sys_pread(int fd, void *buf, size_t len, int64_t offset);
@@ -186,6 +205,20 @@ void *sm_sys_malloc(size_t size);
 void *sm_sys_aligned_alloc(size_t align, size_t size);
 void sm_sys_free(void *ptr);
 
+/*
+ * Windows' FSCTL_QUERY_ALLOCATED_RANGES over [off, off + len), len > 0: the
+ * ranges that may hold data, in out[0..*n), max > 0.  0 if that is all
+ * of them, 1 if more follow the last (ERROR_MORE_DATA: ask again from its
+ * end), -errno: -EOPNOTSUPP and the like where there is no such call.
+ * struct sm_alloc_range is laid out as FILE_ALLOCATED_RANGE_BUFFER.
+ */
+struct sm_alloc_range {
+	int64_t offset;
+	int64_t length;
+};
+int sm_sys_allocated_ranges(int fd, int64_t off, int64_t len, struct sm_alloc_range *out,
+			    size_t max, size_t *n);
+
 /* Whether -err from lseek or ioctl means "not available here" (EINVAL,
  * EOPNOTSUPP, ENOTSUP where it differs, as on macOS and illumos, ENOTTY,
  * ENOSYS). */
@@ -196,13 +229,21 @@ bool sm_sys_unsupported(int err);
  * system (configure builds the host's, or --with-platform's): sys.c calls
  * these, and nothing else does.  The calls return as the C library does
  * (-1 and errno), so that sys.c retries EINTR and the test table can stand
- * in for them; disk() returns as sm_sys_disk().  NULL: the system has none.
+ * in for them; disk() returns as sm_sys_disk().  NULL: the system has none,
+ * or for pread and getfl, POSIX's pread(2) and fcntl(F_GETFL) serve.
  */
 struct sm_os {
 	int (*fdatasync)(int fd);		/* flush the file's data; required */
 	int (*fs_type)(int fd, int64_t *type);	/* statfs f_type, in Linux's numbers */
 	int (*cachestat)(int fd, int64_t off, int64_t len, struct sm_cachestat *cs);
 	int (*disk)(int fd, const struct stat *st, int64_t *size);	/* required */
+	/* Read at an offset without moving the file offset. */
+	ssize_t (*pread)(int fd, void *buf, size_t len, int64_t off);
+	/* The access mode, as fcntl(F_GETFL) & O_ACCMODE says it. */
+	int (*getfl)(int fd);
+	/* As sm_sys_allocated_ranges(), but -1 and errno on failure. */
+	int (*allocated_ranges)(int fd, int64_t off, int64_t len, struct sm_alloc_range *out,
+				size_t max, size_t *n);
 };
 extern const struct sm_os sm_os;
 

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 struct sm_cachestat;
+struct sm_alloc_range;
 
 struct sm_sys_table {
 	int (*fstat)(int fd, struct stat *st);
@@ -22,6 +23,9 @@ struct sm_sys_table {
 	ssize_t (*pread)(int fd, void *buf, size_t len, off_t offset);
 	int (*fdatasync)(int fd);
 	int (*ioctl)(int fd, unsigned long request, void *arg);
+	/* Returns as struct sm_os's allocated_ranges: 0, 1 (more), or -1 and errno. */
+	int (*allocated_ranges)(int fd, int64_t off, int64_t len, struct sm_alloc_range *out,
+				size_t max, size_t *n);
 	int (*fstatfs)(int fd, int64_t *type);
 	int (*cachestat)(int fd, int64_t off, int64_t len, struct sm_cachestat *cs);
 	int (*fadvise)(int fd, off_t off, off_t len, int advice);

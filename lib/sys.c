@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#ifdef HAVE_SYS_IOCTL_H
 #include <sys/ioctl.h>
+#endif
 #ifdef HAVE_MINCORE
 #include <sys/mman.h>
 #endif
@@ -25,13 +27,51 @@
 #include "sys-calls.h"
 
 /* The C library's calls, with one fixed signature each (ioctl and fcntl
- * differ between C libraries). */
+ * differ between C libraries), or the system layer's where it has its own
+ * (Windows has no pread or fcntl). */
 static int libc_fstat(int fd, struct stat *st) { return fstat(fd, st); }
-static int libc_getfl(int fd) { return fcntl(fd, F_GETFL); }
+static int libc_getfl(int fd)
+{
+	if (sm_os.getfl)
+		return sm_os.getfl(fd);
+#ifdef HAVE_FCNTL
+	return fcntl(fd, F_GETFL);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
 static off_t libc_lseek(int fd, off_t off, int whence) { return lseek(fd, off, whence); }
-static ssize_t libc_pread(int fd, void *buf, size_t len, off_t off) { return pread(fd, buf, len, off); }
+static ssize_t libc_pread(int fd, void *buf, size_t len, off_t off)
+{
+	if (sm_os.pread)
+		return sm_os.pread(fd, buf, len, (int64_t)off);
+#ifdef HAVE_PREAD
+	return pread(fd, buf, len, off);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
 static int libc_fdatasync(int fd) { return sm_os.fdatasync(fd); }
-static int libc_ioctl(int fd, unsigned long req, void *arg) { return ioctl(fd, req, arg); }
+static int libc_ioctl(int fd, unsigned long req, void *arg)
+{
+#ifdef HAVE_SYS_IOCTL_H
+	return ioctl(fd, req, arg);
+#else
+	(void)fd; (void)req; (void)arg;
+	errno = ENOTTY;
+	return -1;
+#endif
+}
+static int libc_allocated_ranges(int fd, int64_t off, int64_t len, struct sm_alloc_range *out,
+				 size_t max, size_t *n)
+{
+	if (sm_os.allocated_ranges)
+		return sm_os.allocated_ranges(fd, off, len, out, max, n);
+	errno = EOPNOTSUPP;
+	return -1;
+}
 static int libc_fstatfs(int fd, int64_t *type)
 {
 	if (sm_os.fs_type)
@@ -83,7 +123,17 @@ static int libc_mincore(int fd, off_t off, size_t len, unsigned char *vec)
 #endif
 }
 static void *libc_malloc(size_t size) { return malloc(size); }
-static int libc_posix_memalign(void **p, size_t align, size_t size) { return posix_memalign(p, align, size); }
+static int libc_posix_memalign(void **p, size_t align, size_t size)
+{
+#ifdef HAVE_POSIX_MEMALIGN
+	return posix_memalign(p, align, size);
+#else
+	/* Alignment is only for speed here: malloc's, so that free() frees it. */
+	(void)align;
+	*p = malloc(size);
+	return *p ? 0 : ENOMEM;
+#endif
+}
 static void libc_free(void *p) { free(p); }
 
 #ifdef SM_FAULT_INJECTION
@@ -94,6 +144,7 @@ struct sm_sys_table sm_sys_table = {
 	.pread = libc_pread,
 	.fdatasync = libc_fdatasync,
 	.ioctl = libc_ioctl,
+	.allocated_ranges = libc_allocated_ranges,
 	.fstatfs = libc_fstatfs,
 	.cachestat = libc_cachestat,
 	.fadvise = libc_fadvise,
@@ -112,6 +163,36 @@ int sm_sys_fstat(int fd, struct stat *st)
 		r = SM_CALL(fstat)(fd, st);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : 0;
+}
+
+int64_t sm_sys_st_blocks(const struct stat *st)
+{
+#ifdef HAVE_STRUCT_STAT_ST_BLOCKS
+	return (int64_t)st->st_blocks;
+#else
+	return ((int64_t)st->st_size + 511) / 512;
+#endif
+}
+
+int64_t sm_sys_st_blksize(const struct stat *st)
+{
+#ifdef HAVE_STRUCT_STAT_ST_BLKSIZE
+	return (int64_t)st->st_blksize;
+#else
+	(void)st;
+	return 4096;
+#endif
+}
+
+long sm_sys_page_size(void)
+{
+#if defined(HAVE_SYSCONF) && defined(_SC_PAGESIZE)
+	long page = sysconf(_SC_PAGESIZE);
+
+	return page > 0 ? page : 0;
+#else
+	return 0;
+#endif
 }
 
 int sm_sys_getfl(int fd)
@@ -203,6 +284,24 @@ int sm_sys_ioctl(int fd, unsigned long request, void *arg)
 	return r < 0 ? -errno : r;
 }
 
+int sm_sys_allocated_ranges(int fd, int64_t off, int64_t len, struct sm_alloc_range *out,
+			    size_t max, size_t *n)
+{
+	int r;
+
+	*n = 0;
+	if (off < 0 || len <= 0 || len > INT64_MAX - off || max == 0)
+		return -EINVAL;
+	do
+		r = SM_CALL(allocated_ranges)(fd, off, len, out, max, n);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno > 0 ? -errno : -EIO;
+	if (*n > max)
+		return -EIO;
+	return r > 0;
+}
+
 int sm_sys_fs_type(int fd, int64_t *type)
 {
 	int r;
@@ -231,7 +330,7 @@ int sm_sys_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
 int64_t sm_sys_resident_pages(int fd, int64_t off, int64_t len)
 {
 	unsigned char vec[SM_MINCORE_PAGES];
-	long page = sysconf(_SC_PAGESIZE);
+	long page = sm_sys_page_size();
 	int64_t count = 0, end;
 
 	if (page <= 0 || off < 0 || len <= 0 || len > INT64_MAX - off)
@@ -258,9 +357,13 @@ int64_t sm_sys_resident_pages(int fd, int64_t off, int64_t len)
 	return count;
 }
 
+/* Where there is no posix_fadvise, libc_fadvise says ENOSYS of any advice. */
+#ifndef POSIX_FADV_DONTNEED
+#define POSIX_FADV_DONTNEED 0
+#endif
+
 int sm_sys_drop_cache(int fd, int64_t off, int64_t len)
 {
-#ifdef POSIX_FADV_DONTNEED
 	int r;
 
 	if (!fits_off_t(off) || !fits_off_t(len))
@@ -269,10 +372,6 @@ int sm_sys_drop_cache(int fd, int64_t off, int64_t len)
 		r = SM_CALL(fadvise)(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : 0;
-#else
-	(void)fd; (void)off; (void)len;
-	return -EOPNOTSUPP;
-#endif
 }
 
 bool sm_sys_unsupported(int err)
