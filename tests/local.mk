@@ -71,6 +71,15 @@ TESTS += tests/no-check.sh
 endif
 dist_check_SCRIPTS += tests/fiemap-unsynced.sh tests/no-check.sh
 
+# Without Check, so that the Windows build runs it too (under wine, in
+# .ci/stages/37-windows.sh): RANGES through the seam, SCAN and lseek on a
+# real file, and on Windows what wine does.
+check_PROGRAMS += tests/test-anywhere
+tests_test_anywhere_SOURCES = tests/test-anywhere.c
+tests_test_anywhere_CPPFLAGS = $(AM_CPPFLAGS) -DSM_FAULT_INJECTION
+tests_test_anywhere_LDADD = lib/libsparse-map-fi.la
+TESTS += tests/test-anywhere
+
 # Only lib/sys-<system>.c names what some systems lack (issue 13).
 dist_check_SCRIPTS += tests/platform-source.sh
 TESTS += tests/platform-source.sh

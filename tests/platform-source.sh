@@ -19,6 +19,7 @@ rules=(
 	'fstatfs|(^|[[:space:]=!(])fstatfs\(|sys-linux.c'
 	'fdatasync(2), which macOS lacks|(^|[[:space:]=!])fdatasync\(|sys-linux.c sys-freebsd.c sys-illumos.c sys-posix.c'
 	'device kinds (disks are per system)|S_ISBLK|S_ISCHR|sys-linux.c sys-freebsd.c sys-darwin.c sys-illumos.c sys-posix.c'
+	'the Windows API|#include <(windows|winioctl|io)\.h>|_get_osfhandle|DeviceIoControl|ReadFile\b|sys-windows.c'
 )
 for rule in "${rules[@]}"; do
 	what=${rule%%|*}
