@@ -52,7 +52,7 @@ static void usage(FILE *out)
 		"Usage: %s [OPTION]... SRC DST\n"
 		"Copy SRC to DST, writing only its data ranges, so DST keeps SRC's holes.\n"
 		"\n"
-		"  --backend=NAME  how to map SRC: auto (default), seek, fiemap or scan\n"
+		"  --backend=NAME  how to map SRC: auto (default), seek, fiemap, scan or ranges\n"
 		"  --sync          flush SRC's dirty data before mapping it\n"
 		"  --zeroes        also turn blocks of zeroes into holes\n"
 		"  --help          print this help and exit\n"
@@ -65,7 +65,7 @@ static void usage(FILE *out)
 static int write_all(int fd, const unsigned char *buf, size_t len, int64_t off)
 {
 	while (len > 0) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+		ssize_t n = example_pwrite(fd, buf, len, off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -78,6 +78,7 @@ static int write_all(int fd, const unsigned char *buf, size_t len, int64_t off)
 	return 0;
 }
 
+#ifdef HAVE_COPY_RANGE
 /* Errors after which copy_file_range will not work for this pair of files,
  * while pread/pwrite may: other file systems, old kernels, special files. */
 static bool copy_range_unsupported(int err)
@@ -85,6 +86,7 @@ static bool copy_range_unsupported(int err)
 	return err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP ||
 	       err == ENOTSUP;
 }
+#endif
 
 /*
  * Copy [off, off + len) of SRC to the same place in DST.  Returns how many
@@ -121,8 +123,8 @@ static int64_t copy_data(struct copy *c, int64_t off, int64_t len)
 			 * nothing; only a read can tell them apart. */
 		}
 #endif
-		n = pread(c->src, c->buf, (size_t)(want < BUF_SIZE ? want : BUF_SIZE),
-			  (off_t)(off + done));
+		n = example_pread(c->src, c->buf, (size_t)(want < BUF_SIZE ? want : BUF_SIZE),
+				 off + done);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -241,7 +243,7 @@ int main(int argc, char **argv)
 	dst = argv[optind + 1];
 
 	/* O_NONBLOCK: a FIFO must not hang the open; the map refuses it. */
-	c.src = open(src, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	c.src = open(src, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | O_BINARY);
 	if (c.src < 0 || fstat(c.src, &st) < 0) {
 		fail("", src, errno);
 		goto out;
@@ -263,7 +265,8 @@ int main(int argc, char **argv)
 	/* mkstemp made it 0600; give it SRC's permissions, as cp does. */
 	mask = umask(0);
 	umask(mask);
-	if (fchmod(c.dst, st.st_mode & 0777 & ~mask) < 0) {
+	example_prepare_copy(c.dst);
+	if (example_fchmod(c.dst, st.st_mode & 0777 & ~mask) < 0) {
 		fail("setting the mode of", tmp, errno);
 		goto out;
 	}
@@ -279,7 +282,7 @@ int main(int argc, char **argv)
 		fail("writing", dst, errno);
 		goto out;
 	}
-	if (rename(tmp, dst) < 0) {
+	if (example_rename(tmp, dst) < 0) {
 		fail("", dst, errno);
 		goto out;
 	}

@@ -3,7 +3,7 @@
  * sparse-ls: print which byte ranges of each FILE hold data and which are
  * holes, as libsparse-map sees them.
  *
- *   sparse-ls [--backend=auto|seek|fiemap|scan] [--sync] [--verify]
+ *   sparse-ls [--backend=auto|seek|fiemap|scan|ranges] [--sync] [--verify]
  *             [--zeroes] [--json] FILE...
  *
  * A FILE that cannot be mapped gets a one-line message on stderr; the
@@ -40,7 +40,7 @@ static void usage(FILE *out)
 		"Usage: %s [OPTION]... FILE...\n"
 		"Print the data and hole ranges of each FILE.\n"
 		"\n"
-		"  --backend=NAME  auto (default), seek, fiemap or scan\n"
+		"  --backend=NAME  auto (default), seek, fiemap, scan or ranges\n"
 		"  --sync          flush the file's dirty data before mapping\n"
 		"  --verify        read every hole back; what is not zero is data\n"
 		"  --zeroes        also call all-zero blocks inside data holes\n"
@@ -187,7 +187,7 @@ static int list_file(const char *path, struct options *o)
 	}
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer; the library
 	 * then refuses it (ESPIPE) like any file it cannot map. */
-	fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | O_BINARY);
 	if (fd < 0) {
 		rc = -errno;
 		report(path, NULL, -rc, o);
