@@ -528,6 +528,11 @@ static void test_windows(void)
 		if (rc == 0)
 			sparse_map_close(map);
 		expect_map(fd, SPARSE_MAP_BACKEND_AUTO, 0, layout_map, 4, "AUTO under wine");
+		/* The environment is read without getuid (Windows has none). */
+		_putenv("SPARSE_MAP_BACKEND=ranges");
+		rc = sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map);
+		EXPECT(rc == -EOPNOTSUPP, "SPARSE_MAP_BACKEND=ranges under wine: %d", rc);
+		_putenv("SPARSE_MAP_BACKEND=");
 	} else {
 		/* NTFS and ReFS answer; the map must tile the file either way. */
 		EXPECT(ok || GetLastError() == ERROR_INVALID_FUNCTION,
