@@ -9,12 +9,16 @@
  * When the answer does not fit, the call says so (ERROR_MORE_DATA) and the
  * caller asks again from the end of the last range it got.  So:
  *  - a gap is a hole only between two ranges of one answer, or after the
- *    last range of an answer that said it was complete;
+ *    last range of an answer that said it was complete and did not fill
+ *    the array;
  *  - ranges out of order are sorted when the answer is complete, and an
  *    error when it is not (a gap could then be a range left out);
  *    overlapping or touching ranges are merged;
- *  - a range that is negative, runs past INT64_MAX, or an answer that ends
- *    before the offset asked about, is an error, never a hole.
+ *  - a range that is negative or runs past INT64_MAX, or a partial answer
+ *    that ends at or before the offset asked about, is an error, never a
+ *    hole; an empty range is left out;
+ *  - a call that refuses answers that do not fit (ENOBUFS, as Samba's
+ *    does) is not used: a file with many ranges could not be mapped.
  * The backend is built on every system, so that the tests can drive it
  * through the system-call seam; where the call does not exist, usable()
  * says -EOPNOTSUPP and AUTO never takes it.
@@ -49,7 +53,9 @@ static int ranges_usable(struct sparse_map *map)
 	r = sm_sys_allocated_ranges(map->fd, 0, map->size, &one, 1, &n);
 	if (r >= 0)
 		return 0;
-	if (sm_sys_unsupported(r))
+	/* ENOBUFS: a call that fails where the answer does not fit, rather
+	 * than say ERROR_MORE_DATA (Samba), cannot map a file in batches. */
+	if (sm_sys_unsupported(r) || r == -ENOBUFS)
 		return -EOPNOTSUPP;
 	return r;
 }
@@ -80,14 +86,16 @@ static int ask(struct sparse_map *map, struct ranges_state *st, int64_t pos)
 	r = sm_sys_allocated_ranges(map->fd, pos, map->size - pos, run, SM_RANGES_BATCH, &n);
 	if (r < 0)
 		return r;
-	more = r == 1;
+	/* A full array may have been cut short even if the call says not. */
+	more = r == 1 || n == SM_RANGES_BATCH;
 	for (size_t i = 0; i < n; i++) {
 		if (run[i].offset < 0 || run[i].length < 0 ||
 		    run[i].length > INT64_MAX - run[i].offset)
 			return -EIO;
 		if (i > 0 && run[i].offset < run[i - 1].offset)
 			sorted = false;
-		if (run[i].offset + run[i].length > reach)
+		/* An empty range says nothing of where the answer ends. */
+		if (run[i].length > 0 && run[i].offset + run[i].length > reach)
 			reach = run[i].offset + run[i].length;
 	}
 	if (more && (!sorted || reach <= pos))

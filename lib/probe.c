@@ -49,12 +49,12 @@ static const char *env(const char *name)
 	return secure_getenv(name);
 #elif defined(HAVE___SECURE_GETENV)
 	return __secure_getenv(name);
-#elif defined(HAVE_GETEUID)
+#elif defined(_WIN32)
+	return getenv(name);	/* no set-user-ID programs */
+#else
 	if (getuid() != geteuid() || getgid() != getegid())
 		return NULL;
 	return getenv(name);
-#else
-	return getenv(name);	/* no set-user-ID programs (Windows) */
 #endif
 }
 
@@ -227,8 +227,9 @@ static int probe(struct sparse_map *map)
 	}
 #endif
 
-	{
-		/* Windows (sys-windows.c); elsewhere it answers -EOPNOTSUPP at once. */
+	if (map->readable) {
+		/* Windows (sys-windows.c), which asks for read access; elsewhere
+		 * it answers -EOPNOTSUPP at once. */
 		int r = sm_backend_ranges.usable(map);
 
 		if (r == 0)

@@ -136,6 +136,13 @@ static int libc_posix_memalign(void **p, size_t align, size_t size)
 }
 static void libc_free(void *p) { free(p); }
 
+/* -errno after a call that failed; -EIO if it failed without saying why
+ * (a C runtime that leaves errno 0). */
+static int sm_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
 #ifdef SM_FAULT_INJECTION
 struct sm_sys_table sm_sys_table = {
 	.fstat = libc_fstat,
@@ -162,7 +169,7 @@ int sm_sys_fstat(int fd, struct stat *st)
 	do
 		r = SM_CALL(fstat)(fd, st);
 	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : 0;
+	return r < 0 ? sm_errno() : 0;
 }
 
 int64_t sm_sys_st_blocks(const struct stat *st)
@@ -170,7 +177,9 @@ int64_t sm_sys_st_blocks(const struct stat *st)
 #ifdef HAVE_STRUCT_STAT_ST_BLOCKS
 	return (int64_t)st->st_blocks;
 #else
-	return ((int64_t)st->st_size + 511) / 512;
+	int64_t size = (int64_t)st->st_size;
+
+	return size / 512 + (size % 512 != 0);
 #endif
 }
 
@@ -202,7 +211,7 @@ int sm_sys_getfl(int fd)
 	do
 		r = SM_CALL(getfl)(fd);
 	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : r;
+	return r < 0 ? sm_errno() : r;
 }
 
 /* Whether v survives the trip through off_t (32 bits in a build without
@@ -224,7 +233,7 @@ int64_t sm_sys_lseek(int fd, int64_t offset, int whence)
 		r = SM_CALL(lseek)(fd, (off_t)offset, whence);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
-		return errno > 0 ? -errno : -EIO;
+		return sm_errno();
 	return (int64_t)r;
 }
 
@@ -242,7 +251,7 @@ ssize_t sm_sys_pread(int fd, void *buf, size_t len, int64_t offset)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			return sm_errno();	/* never 0: that would read as EOF */
 		}
 		if (r == 0)
 			break;
@@ -296,7 +305,7 @@ int sm_sys_allocated_ranges(int fd, int64_t off, int64_t len, struct sm_alloc_ra
 		r = SM_CALL(allocated_ranges)(fd, off, len, out, max, n);
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
-		return errno > 0 ? -errno : -EIO;
+		return sm_errno();
 	if (*n > max)
 		return -EIO;
 	return r > 0;
