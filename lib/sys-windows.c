@@ -6,9 +6,18 @@
  *  - pread: ReadFile at an offset.  On a handle opened for synchronous I/O,
  *    as the C runtime's are, that also moves the file pointer, so the
  *    pointer is read before and put back after: the caller's offset stays.
+ *    Another thread that moves the same descriptor's file pointer while a
+ *    read is under way may find it put back.
  *  - getfl: whether the handle may read, found by reading 0 bytes.
- *  - allocated_ranges: FSCTL_QUERY_ALLOCATED_RANGES.
- *  - fdatasync: _commit(), which is FlushFileBuffers.
+ *  - allocated_ranges: FSCTL_QUERY_ALLOCATED_RANGES, asked only on NTFS
+ *    and ReFS, Microsoft's own file systems, and never of a file whose
+ *    data may live elsewhere (offline, recalled on access, a reparse
+ *    point such as a cloud placeholder): such a file can read as data
+ *    where nothing is allocated.  Elsewhere it answers EOPNOTSUPP, and
+ *    AUTO reads the file instead.
+ *  - fdatasync: FlushFileBuffers, as _commit() does; that needs write
+ *    access, so a read-only descriptor flushes through a second handle
+ *    opened for writing (ReOpenFile).
  * No disks: a volume or physical drive is not mapped (-ESPIPE, as for a
  * pipe); no f_type and no page-cache questions.
  */
@@ -19,10 +28,18 @@
 #include <io.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <wchar.h>
 #include <windows.h>
 #include <winioctl.h>
 
 #include "sparse-map-private.h"
+
+#ifndef FILE_ATTRIBUTE_RECALL_ON_OPEN
+#define FILE_ATTRIBUTE_RECALL_ON_OPEN 0x00040000
+#endif
+#ifndef FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS
+#define FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS 0x00400000
+#endif
 
 _Static_assert(sizeof(struct sm_alloc_range) == sizeof(FILE_ALLOCATED_RANGE_BUFFER) &&
 	       offsetof(struct sm_alloc_range, length) ==
@@ -45,6 +62,10 @@ static int errno_of(DWORD err)
 	case ERROR_NOT_ENOUGH_MEMORY:
 	case ERROR_OUTOFMEMORY:
 		return ENOMEM;
+	case ERROR_INSUFFICIENT_BUFFER:	/* Samba and others, instead of ERROR_MORE_DATA */
+		return ENOBUFS;
+	case ERROR_LOCK_VIOLATION:
+		return EAGAIN;
 	case ERROR_NEGATIVE_SEEK:
 		return EINVAL;
 	default:
@@ -52,10 +73,16 @@ static int errno_of(DWORD err)
 	}
 }
 
+/* The descriptor's handle, or INVALID_HANDLE_VALUE with errno EBADF (also
+ * for -2, a standard stream with no handle). */
 static HANDLE handle_of(int fd)
 {
-	intptr_t h = _get_osfhandle(fd);	/* sets errno (EBADF) on failure */
+	intptr_t h = _get_osfhandle(fd);
 
+	if (h == -1 || h == -2) {
+		errno = EBADF;
+		return INVALID_HANDLE_VALUE;
+	}
 	return (HANDLE)h;
 }
 
@@ -67,7 +94,24 @@ static int fail(DWORD err)
 
 static int os_fdatasync(int fd)
 {
-	return _commit(fd);
+	HANDLE h = handle_of(fd), w;
+	DWORD err;
+
+	if (h == INVALID_HANDLE_VALUE)
+		return -1;
+	if (FlushFileBuffers(h))
+		return 0;
+	err = GetLastError();
+	if (err != ERROR_ACCESS_DENIED)
+		return fail(err);
+	/* Read-only: flush through a handle that may write. */
+	w = ReOpenFile(h, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+		       0);
+	if (w == INVALID_HANDLE_VALUE)
+		return fail(GetLastError());
+	err = FlushFileBuffers(w) ? 0 : GetLastError();
+	CloseHandle(w);
+	return err ? fail(err) : 0;
 }
 
 static ssize_t os_pread(int fd, void *buf, size_t len, int64_t off)
@@ -121,6 +165,21 @@ static int os_getfl(int fd)
 	return fail(GetLastError());
 }
 
+/* Whether the allocated ranges of h's file tell where its data is. */
+static bool ranges_trusted(HANDLE h)
+{
+	const DWORD elsewhere = FILE_ATTRIBUTE_OFFLINE | FILE_ATTRIBUTE_REPARSE_POINT |
+				FILE_ATTRIBUTE_RECALL_ON_OPEN | FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS;
+	BY_HANDLE_FILE_INFORMATION info;
+	WCHAR fs[MAX_PATH + 1];
+
+	if (!GetFileInformationByHandle(h, &info) || (info.dwFileAttributes & elsewhere))
+		return false;
+	if (!GetVolumeInformationByHandleW(h, NULL, 0, NULL, NULL, NULL, fs, MAX_PATH + 1))
+		return false;
+	return wcscmp(fs, L"NTFS") == 0 || wcscmp(fs, L"ReFS") == 0;
+}
+
 static int os_allocated_ranges(int fd, int64_t off, int64_t len, struct sm_alloc_range *out,
 			       size_t max, size_t *n)
 {
@@ -130,6 +189,10 @@ static int os_allocated_ranges(int fd, int64_t off, int64_t len, struct sm_alloc
 
 	if (h == INVALID_HANDLE_VALUE)
 		return -1;
+	if (!ranges_trusted(h)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
 	if (max > 4096)
 		max = 4096;
 	size = (DWORD)(max * sizeof(*out));
