@@ -26,16 +26,24 @@
 /*
  * Windows (mingw-w64): the C runtime has no pread, pwrite or fchmod, its
  * rename() will not replace a file, its open() translates line ends unless
- * told O_BINARY, and a file keeps holes only once marked sparse.  These
- * stand in, for a tool that uses each descriptor from one thread.
+ * told O_BINARY, its ftruncate() refuses a size beyond the free space (it
+ * cannot know the file is sparse), and a file keeps holes only once marked
+ * sparse.  These stand in, for a tool that uses each descriptor from one
+ * thread.
  */
 #include <io.h>
 #include <windows.h>
 #include <winioctl.h>
 
+#ifndef O_NOCTTY
 #define O_NOCTTY 0
+#endif
+#ifndef O_NONBLOCK
 #define O_NONBLOCK 0
+#endif
+#ifndef O_CLOEXEC
 #define O_CLOEXEC 0
+#endif
 
 static inline ssize_t example_pread(int fd, void *buf, size_t len, int64_t off)
 {
@@ -58,11 +66,39 @@ static inline int example_fchmod(int fd, int mode)
 	return 0;
 }
 
+static inline int example_errno(DWORD err)
+{
+	switch (err) {
+	case ERROR_FILE_NOT_FOUND:
+	case ERROR_PATH_NOT_FOUND:
+		return ENOENT;
+	case ERROR_NOT_SAME_DEVICE:
+		return EXDEV;
+	case ERROR_DISK_FULL:
+		return ENOSPC;
+	default:
+		return EACCES;
+	}
+}
+
 static inline int example_rename(const char *from, const char *to)
 {
 	if (MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING))
 		return 0;
-	errno = EACCES;
+	errno = example_errno(GetLastError());
+	return -1;
+}
+
+/* The end of file moved to size; in a sparse file that allocates nothing. */
+static inline int example_ftruncate(int fd, int64_t size)
+{
+	FILE_END_OF_FILE_INFO eof;
+
+	eof.EndOfFile.QuadPart = size;
+	if (SetFileInformationByHandle((HANDLE)_get_osfhandle(fd), FileEndOfFileInfo, &eof,
+				       sizeof(eof)))
+		return 0;
+	errno = example_errno(GetLastError());
 	return -1;
 }
 
@@ -86,6 +122,7 @@ static inline void example_prepare_copy(int fd)
 #define example_pwrite pwrite
 #define example_fchmod fchmod
 #define example_rename rename
+#define example_ftruncate(fd, size) ftruncate((fd), (off_t)(size))
 static inline void example_prepare_copy(int fd) { (void)fd; }
 #endif
 

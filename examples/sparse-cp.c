@@ -187,7 +187,7 @@ static int copy_file(struct copy *c, enum sparse_map_backend backend, unsigned i
 	sparse_map_close(map);
 	if (rc < 0)
 		return rc;
-	if (ftruncate(c->dst, (off_t)size) < 0)
+	if (example_ftruncate(c->dst, size) < 0)
 		return -errno;
 	return 0;
 }
