@@ -88,8 +88,9 @@ static void expect_map(int fd, enum sparse_map_backend backend, unsigned int fla
 	sparse_map_close(map);
 }
 
-/* A file of size bytes with data (0x5a) in [at[k], at[k] + len[k]), holes
- * elsewhere where the file system keeps them. */
+/* A file of size bytes with data in [at[k], at[k] + len[k]), holes
+ * elsewhere where the file system keeps them.  The data is 0x1a, where a
+ * read through the C runtime in Windows' text mode would stop. */
 static int make_file(const char *name, int64_t size, const int64_t *at, const int64_t *len,
 		     size_t n, char *path, size_t pathlen)
 {
@@ -103,7 +104,7 @@ static int make_file(const char *name, int64_t size, const int64_t *at, const in
 		perror(path);
 		exit(1);
 	}
-	memset(buf, 0x5a, sizeof(buf));
+	memset(buf, 0x1a, sizeof(buf));
 	for (size_t k = 0; k < n; k++) {
 		for (int64_t done = 0; done < len[k];) {
 			int64_t chunk = len[k] - done < (int64_t)sizeof(buf) ? len[k] - done
@@ -134,6 +135,11 @@ static struct fake {
 	bool unclipped;		/* ranges as allocated, not cut to the request */
 	bool reverse;		/* the answer's ranges backwards */
 	bool raw;		/* alloc as it is, whatever is asked */
+	bool raw_more;		/* ... and say ERROR_MORE_DATA */
+	bool lie_complete;	/* a full answer that says it is all */
+	bool nobufs;		/* fail (ENOBUFS) where the answer does not fit */
+	const struct sm_alloc_range *second;	/* the second call's answer, partial */
+	size_t nsecond;
 	size_t per_call;	/* 0: as many as fit */
 	int fail_errno;		/* answer -1 with this errno */
 	int fail_from, fail_to;	/* ... in calls [fail_from, fail_to) (0: the first) */
@@ -159,10 +165,15 @@ static int fake_ranges(int fd, int64_t off, int64_t len, struct sm_alloc_range *
 	*n = 0;
 	if (fake.more_empty)
 		return 1;
+	if (fake.second && fake.calls == 2) {
+		*n = fake.nsecond < max ? fake.nsecond : max;
+		memcpy(out, fake.second, *n * sizeof(*out));
+		return 1;
+	}
 	if (fake.raw) {
-		memcpy(out, fake.alloc, fake.nalloc * sizeof(*out));
-		*n = fake.nalloc;
-		return 0;
+		*n = fake.nalloc < max ? fake.nalloc : max;
+		memcpy(out, fake.alloc, *n * sizeof(*out));
+		return fake.raw_more || *n < fake.nalloc;
 	}
 	if (fake.not_sparse) {
 		out[0] = (struct sm_alloc_range){ off, len };
@@ -175,7 +186,11 @@ static int fake_ranges(int fd, int64_t off, int64_t len, struct sm_alloc_range *
 		if (e <= off || s >= off + len)
 			continue;
 		if (k == limit) {
-			more = true;
+			if (fake.nobufs) {
+				errno = ENOBUFS;
+				return -1;
+			}
+			more = !fake.lie_complete;
 			break;
 		}
 		if (!fake.unclipped) {
@@ -260,6 +275,38 @@ static void test_ranges_answers(void)
 	fake.nalloc = 3;
 	fake.unclipped = true;
 	expect_map(fd, SPARSE_MAP_BACKEND_RANGES, 0, three_map, 6, "ranges not cut to the request");
+
+	/* From the middle of a range: a partial answer whose first range
+	 * starts before the offset asked about. */
+	{
+		struct sparse_map *map;
+		struct sparse_map_range r;
+
+		fake_reset();
+		fake.alloc = three;
+		fake.nalloc = 3;
+		fake.unclipped = true;
+		fake.per_call = 1;
+		EXPECT(sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map) == 0, "open");
+		EXPECT(sparse_map_seek(map, 1 * MiB + 64 * KiB) == 0, "seek");
+		for (int i = 3; i < 6; i++) {
+			int64_t from = i == 3 ? 1 * MiB + 64 * KiB : three_map[i - 1].offset;
+			int64_t to = three_map[i - 1].offset + three_map[i - 1].length;
+
+			if (i == 3) {
+				EXPECT(sparse_map_next(map, &r) == 1 && r.offset == from &&
+				       r.offset + r.length == to && r.kind == SPARSE_MAP_DATA,
+				       "after seek: [%lld, +%lld)", (long long)r.offset,
+				       (long long)r.length);
+			}
+			EXPECT(sparse_map_next(map, &r) == 1 && r.offset == three_map[i].offset &&
+			       r.length == three_map[i].length && r.kind == three_map[i].kind,
+			       "after seek, range %d: [%lld, +%lld)", i, (long long)r.offset,
+			       (long long)r.length);
+		}
+		EXPECT(sparse_map_next(map, &r) == 0, "after seek: the end");
+		sparse_map_close(map);
+	}
 	close(fd);
 
 	/* Overlapping and touching ranges, and one past EOF: merged and cut. */
@@ -310,6 +357,24 @@ static void test_ranges_batches(void)
 	       (long long)pieces, (long long)data);
 	/* 1000 ranges in answers of up to 256: 4, and usable() asked once. */
 	EXPECT(fake.calls == 5, "%d calls for %d ranges", fake.calls, N);
+
+	/* A full answer that says it is complete may still have been cut
+	 * short: the rest of the file is asked about, not called a hole. */
+	fake_reset();
+	fake.alloc = many;
+	fake.nalloc = N;
+	fake.lie_complete = true;
+	data = pieces = 0;
+	EXPECT(sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map) == 0, "open");
+	while (sparse_map_next(map, &r) == 1) {
+		pieces++;
+		if (r.kind == SPARSE_MAP_DATA)
+			data += r.length;
+	}
+	sparse_map_close(map);
+	EXPECT(pieces == 2 * N && data == N * 64 * KiB,
+	       "full answers called complete: %lld ranges, %lld data bytes", (long long)pieces,
+	       (long long)data);
 	close(fd);
 }
 
@@ -378,6 +443,41 @@ static void test_ranges_distrust(void)
 	}
 	EXPECT(sparse_map_next(map, &r) == 0, "the end after the failure");
 	sparse_map_close(map);
+
+	/* An empty range in a partial answer says nothing of where it ends:
+	 * the next answer, from the end of the last range that has bytes,
+	 * finds the data at 512 KiB. */
+	{
+		static const struct sm_alloc_range file[] = {
+			{ 0, 4 * KiB }, { 512 * KiB, 4 * KiB }, { 1 * MiB, 4 * KiB },
+		};
+		static const struct sm_alloc_range cut[] = { { 0, 4 * KiB }, { 1 * MiB, 0 } };
+		static const struct want file_map[] = {
+			{ 0, 4 * KiB, SPARSE_MAP_DATA },
+			{ 4 * KiB, 508 * KiB, SPARSE_MAP_HOLE },
+			{ 512 * KiB, 4 * KiB, SPARSE_MAP_DATA },
+			{ 516 * KiB, 508 * KiB, SPARSE_MAP_HOLE },
+			{ 1 * MiB, 4 * KiB, SPARSE_MAP_DATA },
+			{ 1 * MiB + 4 * KiB, 3 * MiB - 4 * KiB, SPARSE_MAP_HOLE },
+		};
+
+		fake_reset();
+		fake.alloc = file;
+		fake.nalloc = 3;
+		fake.second = cut;
+		fake.nsecond = 2;
+		expect_map(fd, SPARSE_MAP_BACKEND_RANGES, 0, file_map, 6,
+			   "an empty range ending a partial answer");
+	}
+
+	/* A call that fails where the answer does not fit (Samba) cannot map
+	 * a file in batches: not used. */
+	fake_reset();
+	fake.alloc = three;
+	fake.nalloc = 3;
+	fake.nobufs = true;
+	rc = sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map);
+	EXPECT(rc == -EOPNOTSUPP && !map, "ENOBUFS, forced: %d", rc);
 
 	/* Not supported (FAT, wine): forcing it says so; refused: the error. */
 	fake_reset();
@@ -463,8 +563,16 @@ static void test_scan_file(void)
 	errno = 0;
 	EXPECT(sparse_map_lseek(fd, 1 * MiB + 64 * KiB, SPARSE_MAP_SEEK_DATA) == -1 &&
 	       errno == ENXIO, "SEEK_DATA past the last data: errno %d", errno);
+	errno = 0;
 	EXPECT(sparse_map_lseek(fd, 2 * MiB, SPARSE_MAP_SEEK_HOLE) == -1 && errno == ENXIO,
-	       "SEEK_HOLE at EOF");
+	       "SEEK_HOLE at EOF: errno %d", errno);
+	close(fd);
+
+	/* SYNC on a descriptor that may not write (Windows flushes through
+	 * a second handle). */
+	fd = open(path, O_RDONLY | O_BINARY);
+	EXPECT(fd >= 0, "open O_RDONLY");
+	expect_map(fd, SPARSE_MAP_BACKEND_SCAN, SPARSE_MAP_SYNC, layout_map, 4, "SCAN, SYNC, read-only");
 	close(fd);
 
 	/* Not open for reading: SCAN and VERIFY refuse at open. */
@@ -474,6 +582,11 @@ static void test_scan_file(void)
 	EXPECT(rc == -EBADF, "SCAN on O_WRONLY: %d", rc);
 	rc = sparse_map_open(wr, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_VERIFY, &map);
 	EXPECT(rc == -EBADF, "VERIFY on O_WRONLY: %d", rc);
+#ifdef _WIN32
+	/* No SEEK there, and RANGES needs read access: nothing can map it. */
+	rc = sparse_map_open(wr, SPARSE_MAP_BACKEND_AUTO, 0, &map);
+	EXPECT(rc == -EBADF, "AUTO on O_WRONLY: %d", rc);
+#endif
 	close(wr);
 
 #ifdef _WIN32
