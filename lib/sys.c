@@ -269,7 +269,7 @@ int sm_sys_fdatasync(int fd)
 	do
 		r = SM_CALL(fdatasync)(fd);
 	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : 0;
+	return r < 0 ? sm_errno() : 0;
 }
 
 int sm_sys_ioctl(int fd, unsigned long request, void *arg)
@@ -290,7 +290,7 @@ int sm_sys_ioctl(int fd, unsigned long request, void *arg)
 	do
 		r = SM_CALL(ioctl)(fd, request, arg);
 	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : r;
+	return r < 0 ? sm_errno() : r;
 }
 
 int sm_sys_allocated_ranges(int fd, int64_t off, int64_t len, struct sm_alloc_range *out,
@@ -318,7 +318,7 @@ int sm_sys_fs_type(int fd, int64_t *type)
 	do
 		r = SM_CALL(fstatfs)(fd, type);
 	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : 0;
+	return r < 0 ? sm_errno() : 0;
 }
 
 int sm_sys_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
@@ -330,7 +330,7 @@ int sm_sys_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
 	do
 		r = SM_CALL(cachestat)(fd, off, len, cs);
 	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : 0;
+	return r < 0 ? sm_errno() : 0;
 }
 
 /* Pages mapped at a time to ask mincore: a 16 KiB vector on the stack. */
@@ -358,7 +358,7 @@ int64_t sm_sys_resident_pages(int fd, int64_t off, int64_t len)
 			r = SM_CALL(mincore)(fd, (off_t)off, (size_t)(n * page), vec);
 		while (r < 0 && errno == EINTR);
 		if (r < 0)
-			return -errno;
+			return sm_errno();
 		for (int64_t i = 0; i < n; i++)
 			count += vec[i] & 1;
 		off += n * page;
@@ -380,7 +380,7 @@ int sm_sys_drop_cache(int fd, int64_t off, int64_t len)
 	do
 		r = SM_CALL(fadvise)(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
 	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : 0;
+	return r < 0 ? sm_errno() : 0;
 }
 
 bool sm_sys_unsupported(int err)
