@@ -42,6 +42,11 @@ struct ranges_state {
 	struct sm_alloc_range runs[SM_RANGES_BATCH];
 };
 
+static int64_t end_of(const struct sm_alloc_range *r)
+{
+	return r->offset + r->length;
+}
+
 static int ranges_usable(struct sparse_map *map)
 {
 	struct sm_alloc_range one;
@@ -95,8 +100,8 @@ static int ask(struct sparse_map *map, struct ranges_state *st, int64_t pos)
 		if (i > 0 && run[i].offset < run[i - 1].offset)
 			sorted = false;
 		/* An empty range says nothing of where the answer ends. */
-		if (run[i].length > 0 && run[i].offset + run[i].length > reach)
-			reach = run[i].offset + run[i].length;
+		if (run[i].length > 0 && end_of(&run[i]) > reach)
+			reach = end_of(&run[i]);
 	}
 	if (more && (!sorted || reach <= pos))
 		return -EIO;	/* gaps that may be ranges left out; or no progress */
@@ -105,7 +110,7 @@ static int ask(struct sparse_map *map, struct ranges_state *st, int64_t pos)
 
 	/* Cut to [pos, size), merge, and keep in place (k <= i). */
 	for (size_t i = 0; i < n; i++) {
-		int64_t start = run[i].offset, end = start + run[i].length;
+		int64_t start = run[i].offset, end = end_of(&run[i]);
 
 		if (start < pos)
 			start = pos;
@@ -113,8 +118,8 @@ static int ask(struct sparse_map *map, struct ranges_state *st, int64_t pos)
 			end = map->size;
 		if (end <= start)
 			continue;
-		if (k > 0 && start <= run[k - 1].offset + run[k - 1].length) {
-			if (end > run[k - 1].offset + run[k - 1].length)
+		if (k > 0 && start <= end_of(&run[k - 1])) {
+			if (end > end_of(&run[k - 1]))
 				run[k - 1].length = end - run[k - 1].offset;
 			continue;
 		}
@@ -141,8 +146,7 @@ static int ranges_next(struct sparse_map *map, int64_t pos, struct sm_piece *pie
 		if (r < 0)
 			return r;
 	}
-	while (st->cursor < st->nruns &&
-	       st->runs[st->cursor].offset + st->runs[st->cursor].length <= pos)
+	while (st->cursor < st->nruns && end_of(&st->runs[st->cursor]) <= pos)
 		st->cursor++;
 	run = st->cursor < st->nruns ? &st->runs[st->cursor] : NULL;
 	piece->flags = 0;
@@ -151,7 +155,7 @@ static int ranges_next(struct sparse_map *map, int64_t pos, struct sm_piece *pie
 		piece->end = run ? run->offset : st->batch_end;
 	} else {
 		piece->kind = SPARSE_MAP_DATA;
-		piece->end = run->offset + run->length;
+		piece->end = end_of(run);
 	}
 	return 0;
 }

@@ -45,7 +45,7 @@ int sm_pagecache_check(struct sparse_map *map)
 	struct stat st;
 	long page = sm_sys_page_size();
 	const char *how;
-	int64_t n;
+	int64_t n, blocks;
 	int r;
 
 	map->pages_are_storage = false;
@@ -64,9 +64,10 @@ int sm_pagecache_check(struct sparse_map *map)
 	r = sm_sys_fstat(map->fd, &st);
 	if (r < 0)
 		return r;
-	if (n * (page / 512) != sm_sys_st_blocks(&st)) {
+	blocks = sm_sys_st_blocks(&st);
+	if (n * (page / 512) != blocks) {
 		sm_debug(map, "ramfs, but %s counts %lld pages where st_blocks says %lld: "
-			 "not trusted", how, (long long)n, (long long)sm_sys_st_blocks(&st));
+			 "not trusted", how, (long long)n, (long long)blocks);
 		return 0;
 	}
 	sm_debug(map, "ramfs: its %lld pages (%s) are the storage; a block without one is a hole",
