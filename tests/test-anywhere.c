@@ -211,9 +211,13 @@ static int fake_ranges(int fd, int64_t off, int64_t len, struct sm_alloc_range *
 	return more;
 }
 
-static void fake_reset(void)
+/* The seam answers for a file of n allocated ranges, in every other way
+ * as Windows would. */
+static void fake_reset(const struct sm_alloc_range *alloc, size_t n)
 {
 	memset(&fake, 0, sizeof(fake));
+	fake.alloc = alloc;
+	fake.nalloc = n;
 	sm_sys_table.allocated_ranges = fake_ranges;
 }
 
@@ -241,20 +245,16 @@ static void test_ranges_answers(void)
 	int fd = sized_file(4 * MiB);
 	static const struct want all[] = { { 0, 4 * MiB, SPARSE_MAP_DATA } };
 
-	fake_reset();
+	fake_reset(NULL, 0);
 	fake.not_sparse = true;
 	expect_map(fd, SPARSE_MAP_BACKEND_RANGES, 0, all, 1, "not sparse: the whole request");
 
-	fake_reset();
-	fake.alloc = three;
-	fake.nalloc = 3;
+	fake_reset(three, 3);
 	expect_map(fd, SPARSE_MAP_BACKEND_RANGES, 0, three_map, 6, "three ranges, one answer");
 	/* usable() once, then one call for the whole file. */
 	EXPECT(fake.calls == 2, "one answer took %d calls", fake.calls);
 
-	fake_reset();
-	fake.alloc = three;
-	fake.nalloc = 3;
+	fake_reset(three, 3);
 	fake.per_call = 1;
 	expect_map(fd, SPARSE_MAP_BACKEND_RANGES, 0, three_map, 6, "ERROR_MORE_DATA each time");
 	/* Asked again from each last range's end, 64 KiB and 1 MiB + 128 KiB;
@@ -264,15 +264,11 @@ static void test_ranges_answers(void)
 	       "more-data calls: %d, at %lld %lld %lld", fake.calls, (long long)fake.asked[1],
 	       (long long)fake.asked[2], (long long)fake.asked[3]);
 
-	fake_reset();
-	fake.alloc = three;
-	fake.nalloc = 3;
+	fake_reset(three, 3);
 	fake.reverse = true;
 	expect_map(fd, SPARSE_MAP_BACKEND_RANGES, 0, three_map, 6, "a complete answer out of order");
 
-	fake_reset();
-	fake.alloc = three;
-	fake.nalloc = 3;
+	fake_reset(three, 3);
 	fake.unclipped = true;
 	expect_map(fd, SPARSE_MAP_BACKEND_RANGES, 0, three_map, 6, "ranges not cut to the request");
 
@@ -282,9 +278,7 @@ static void test_ranges_answers(void)
 		struct sparse_map *map;
 		struct sparse_map_range r;
 
-		fake_reset();
-		fake.alloc = three;
-		fake.nalloc = 3;
+		fake_reset(three, 3);
 		fake.unclipped = true;
 		fake.per_call = 1;
 		EXPECT(sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map) == 0, "open");
@@ -322,13 +316,27 @@ static void test_ranges_answers(void)
 		};
 
 		fd = sized_file(2 * MiB);
-		fake_reset();
-		fake.alloc = odd;
-		fake.nalloc = 4;
+		fake_reset(odd, 4);
 		fake.unclipped = true;
 		expect_map(fd, SPARSE_MAP_BACKEND_RANGES, 0, odd_map, 3, "overlaps and EOF");
 		close(fd);
 	}
+}
+
+/* RANGES's map of fd: how many ranges, and how many data bytes. */
+static void count_map(int fd, int64_t *pieces, int64_t *data)
+{
+	struct sparse_map *map;
+	struct sparse_map_range r;
+
+	*pieces = *data = 0;
+	EXPECT(sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map) == 0, "open");
+	while (sparse_map_next(map, &r) == 1) {
+		(*pieces)++;
+		if (r.kind == SPARSE_MAP_DATA)
+			*data += r.length;
+	}
+	sparse_map_close(map);
 }
 
 /* Many ranges: a batch per call, not a call per range. */
@@ -336,23 +344,13 @@ static void test_ranges_batches(void)
 {
 	enum { N = 1000 };
 	static struct sm_alloc_range many[N];
-	struct sparse_map *map;
-	struct sparse_map_range r;
-	int64_t data = 0, pieces = 0;
+	int64_t data, pieces;
 	int fd = sized_file(N * 128 * KiB);
 
 	for (int i = 0; i < N; i++)
 		many[i] = (struct sm_alloc_range){ i * 128 * KiB, 64 * KiB };
-	fake_reset();
-	fake.alloc = many;
-	fake.nalloc = N;
-	EXPECT(sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map) == 0, "open");
-	while (sparse_map_next(map, &r) == 1) {
-		pieces++;
-		if (r.kind == SPARSE_MAP_DATA)
-			data += r.length;
-	}
-	sparse_map_close(map);
+	fake_reset(many, N);
+	count_map(fd, &pieces, &data);
 	EXPECT(pieces == 2 * N && data == N * 64 * KiB, "%lld ranges, %lld data bytes",
 	       (long long)pieces, (long long)data);
 	/* 1000 ranges in answers of up to 256: 4, and usable() asked once. */
@@ -360,18 +358,9 @@ static void test_ranges_batches(void)
 
 	/* A full answer that says it is complete may still have been cut
 	 * short: the rest of the file is asked about, not called a hole. */
-	fake_reset();
-	fake.alloc = many;
-	fake.nalloc = N;
+	fake_reset(many, N);
 	fake.lie_complete = true;
-	data = pieces = 0;
-	EXPECT(sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map) == 0, "open");
-	while (sparse_map_next(map, &r) == 1) {
-		pieces++;
-		if (r.kind == SPARSE_MAP_DATA)
-			data += r.length;
-	}
-	sparse_map_close(map);
+	count_map(fd, &pieces, &data);
 	EXPECT(pieces == 2 * N && data == N * 64 * KiB,
 	       "full answers called complete: %lld ranges, %lld data bytes", (long long)pieces,
 	       (long long)data);
@@ -386,9 +375,7 @@ static void test_ranges_distrust(void)
 	int fd = sized_file(4 * MiB), rc;
 
 	/* ERROR_MORE_DATA out of order: a gap may be a range left out. */
-	fake_reset();
-	fake.alloc = three;
-	fake.nalloc = 3;
+	fake_reset(three, 3);
 	fake.per_call = 2;
 	fake.reverse = true;
 	EXPECT(sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map) == 0, "open");
@@ -397,7 +384,7 @@ static void test_ranges_distrust(void)
 	sparse_map_close(map);
 
 	/* ERROR_MORE_DATA with nothing in it: no progress. */
-	fake_reset();
+	fake_reset(NULL, 0);
 	fake.more_empty = true;
 	EXPECT(sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map) == 0, "open");
 	rc = sparse_map_next(map, &r);
@@ -411,9 +398,7 @@ static void test_ranges_distrust(void)
 		};
 
 		for (int i = 0; i < 3; i++) {
-			fake_reset();
-			fake.alloc = bad[i];
-			fake.nalloc = 1;
+			fake_reset(bad[i], 1);
 			fake.raw = true;
 			EXPECT(sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map) == 0, "open");
 			rc = sparse_map_next(map, &r);
@@ -424,9 +409,7 @@ static void test_ranges_distrust(void)
 
 	/* The call failing once after the first answer: the error, then
 	 * the map goes on from where it was, and nothing is lost. */
-	fake_reset();
-	fake.alloc = three;
-	fake.nalloc = 3;
+	fake_reset(three, 3);
 	fake.per_call = 1;
 	fake.fail_errno = EIO;
 	fake.fail_from = 2;	/* usable(), the first batch, then one EIO */
@@ -461,9 +444,7 @@ static void test_ranges_distrust(void)
 			{ 1 * MiB + 4 * KiB, 3 * MiB - 4 * KiB, SPARSE_MAP_HOLE },
 		};
 
-		fake_reset();
-		fake.alloc = file;
-		fake.nalloc = 3;
+		fake_reset(file, 3);
 		fake.second = cut;
 		fake.nsecond = 2;
 		expect_map(fd, SPARSE_MAP_BACKEND_RANGES, 0, file_map, 6,
@@ -472,20 +453,18 @@ static void test_ranges_distrust(void)
 
 	/* A call that fails where the answer does not fit (Samba) cannot map
 	 * a file in batches: not used. */
-	fake_reset();
-	fake.alloc = three;
-	fake.nalloc = 3;
+	fake_reset(three, 3);
 	fake.nobufs = true;
 	rc = sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map);
 	EXPECT(rc == -EOPNOTSUPP && !map, "ENOBUFS, forced: %d", rc);
 
 	/* Not supported (FAT, wine): forcing it says so; refused: the error. */
-	fake_reset();
+	fake_reset(NULL, 0);
 	fake.fail_errno = EOPNOTSUPP;
 	fake.fail_to = 1000;
 	rc = sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map);
 	EXPECT(rc == -EOPNOTSUPP && !map, "unsupported, forced: %d", rc);
-	fake_reset();
+	fake_reset(NULL, 0);
 	fake.fail_errno = EACCES;
 	fake.fail_to = 1000;
 	rc = sparse_map_open(fd, SPARSE_MAP_BACKEND_RANGES, 0, &map);
@@ -508,9 +487,7 @@ static void test_ranges_verify(void)
 	char path[1100];
 	int fd = make_file("verify", 2 * MiB, at, len, 2, path, sizeof(path));
 
-	fake_reset();
-	fake.alloc = only_first;
-	fake.nalloc = 1;
+	fake_reset(only_first, 1);
 	expect_map(fd, SPARSE_MAP_BACKEND_RANGES, SPARSE_MAP_VERIFY, lied, 4,
 		   "VERIFY over a range the call left out");
 	close(fd);
@@ -653,9 +630,7 @@ static void test_windows(void)
 	}
 
 	/* AUTO takes RANGES where the call answers (here, the seam's). */
-	fake_reset();
-	fake.alloc = three;
-	fake.nalloc = 1;
+	fake_reset(three, 1);
 	rc = sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map);
 	EXPECT(rc == 0 && sparse_map_get_backend(map) == SPARSE_MAP_BACKEND_RANGES,
 	       "AUTO where the call answers: %d", rc);
