@@ -27,6 +27,7 @@ enum sparse_map_backend {
 	SPARSE_MAP_BACKEND_FIEMAP = 2,	/* Linux FS_IOC_FIEMAP */
 	SPARSE_MAP_BACKEND_SCAN   = 3,	/* read the file and test blocks for zeroes */
 	SPARSE_MAP_BACKEND_RANGES = 4,	/* Windows FSCTL_QUERY_ALLOCATED_RANGES */
+	SPARSE_MAP_BACKEND_NONE   = 5,	/* no hole information: every byte is data (1.1) */
 };
 
 enum sparse_map_kind { SPARSE_MAP_DATA = 1, SPARSE_MAP_HOLE = 2 };
@@ -35,6 +36,8 @@ enum sparse_map_kind { SPARSE_MAP_DATA = 1, SPARSE_MAP_HOLE = 2 };
 #define SPARSE_MAP_SYNC    (1u << 0)	/* flush the file's dirty data before mapping */
 #define SPARSE_MAP_VERIFY  (1u << 1)	/* read back every hole; non-zero blocks become data */
 #define SPARSE_MAP_ZEROES  (1u << 2)	/* also report all-zero blocks inside data as holes */
+#define SPARSE_MAP_NO_READ (1u << 3)	/* read no file data: where only reading finds holes, data (1.1) */
+#define SPARSE_MAP_NO_ENV  (1u << 4)	/* ignore SPARSE_MAP_BACKEND and SPARSE_MAP_DEBUG (1.1) */
 
 /* Flags in struct sparse_map_range; a flag holds for every byte of the range. */
 #define SPARSE_MAP_RANGE_UNWRITTEN (1u << 0)	/* preallocated/unwritten space, reads as zeroes */
@@ -60,10 +63,28 @@ struct sparse_map_range {
 #define SPARSE_MAP_SEEK_HOLE 4
 #endif
 
+/* What sparse_map_open_with() takes (1.1).  Start from
+ * SPARSE_MAP_OPTIONS_INIT; the reserved words must stay zero. */
+struct sparse_map_options {
+	enum sparse_map_backend backend;
+	unsigned int flags;		/* SPARSE_MAP_SYNC, VERIFY, ZEROES, NO_READ, NO_ENV */
+	int64_t start;			/* the first range starts here, 0 <= start <= size */
+	int64_t size;			/* ranges tile [start, size); SPARSE_MAP_SIZE_FSTAT: fstat's */
+	uint64_t reserved[6];
+};
+#define SPARSE_MAP_SIZE_FSTAT (-1)
+#define SPARSE_MAP_OPTIONS_INIT \
+	{ SPARSE_MAP_BACKEND_AUTO, 0, 0, SPARSE_MAP_SIZE_FSTAT, { 0, 0, 0, 0, 0, 0 } }
+
 /* Start mapping fd (a regular file or block device) from offset 0; on success
  * *mapp is the new map and 0 is returned.  flags: SPARSE_MAP_SYNC|VERIFY|ZEROES. */
 int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned int flags,
 		    struct sparse_map **mapp);
+
+/* sparse_map_open() with a start offset and the size the ranges tile up to,
+ * for a caller that has its own fstat's answer (1.1). */
+int sparse_map_open_with(int fd, const struct sparse_map_options *opts,
+			 struct sparse_map **mapp);
 
 /* The next range: 1 with *range filled, 0 at the end, or -errno.  Ranges tile
  * [start, size) in order, and adjacent ranges differ in kind. */
@@ -78,14 +99,15 @@ enum sparse_map_backend sparse_map_get_backend(const struct sparse_map *map);
 /* The file size taken at sparse_map_open(); ranges end there. */
 int64_t sparse_map_size(const struct sparse_map *map);
 
-/* "auto", "seek", "fiemap", "scan" or "ranges"; NULL for a value outside the enum. */
+/* "auto", "seek", "fiemap", "scan", "ranges" or "none"; NULL for a value outside the enum. */
 const char *sparse_map_backend_name(enum sparse_map_backend backend);
 
 /* Free the map and put fd back at the file offset it had at open; NULL is a no-op. */
 void sparse_map_close(struct sparse_map *map);
 
 /* lseek(2) with SPARSE_MAP_SEEK_DATA or SPARSE_MAP_SEEK_HOLE on any file
- * system: the new file offset, or -1 with errno set. */
+ * system: the new file offset, or -1 with errno set (and the offset left
+ * where it was).  Any other whence is lseek(2)'s own (since 1.1). */
 int64_t sparse_map_lseek(int fd, int64_t offset, int whence);
 
 #ifdef __cplusplus

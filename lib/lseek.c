@@ -21,17 +21,19 @@
 
 #include "sparse-map-private.h"
 
-/* The walk: 1 with *result, or -errno; *opened says whether the map
- * opened, i.e. fd is a file the library can map. */
+/* The walk: the answer, or -errno; *opened says whether the map opened,
+ * i.e. fd is a file the library can map.  It leaves the offset as it was. */
 static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *opened)
 {
+	struct sparse_map_options o = SPARSE_MAP_OPTIONS_INIT;
 	struct sparse_map *map;
 	struct sparse_map_range piece;
 	int64_t result;
 	int r;
 
 	*opened = false;
-	r = sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map);
+	o.start = offset;
+	r = sparse_map_open_with(fd, &o, &map);
 	if (r < 0)
 		return r;
 	*opened = true;
@@ -39,9 +41,8 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *ope
 		sparse_map_close(map);
 		return -ENXIO;
 	}
-	r = sparse_map_seek(map, offset);
-	while (r == 0 && (r = sm_next_piece(map, &piece)) == 1 && piece.kind != want)
-		r = 0;
+	while ((r = sm_next_piece(map, &piece)) == 1 && piece.kind != want)
+		;
 	if (r == 1)
 		result = piece.offset;
 	else if (r == 0)
@@ -62,10 +63,12 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *ope
 #endif
 
 /*
- * The data this thread's last call found beyond its offset, and on which
- * fd: proof that the file system of fd reports holes.  A walk asks
- * SEEK_HOLE right there next, and that answer is then final without the
- * fstat that tells a hole before EOF from a stub's hole at EOF, so the walk
+ * Where this thread's last call left fd's offset, when the kernel's answer
+ * there proved that the file system of fd reports holes: data found beyond
+ * the offset asked, or a hole before EOF.  A SEEK_DATA/SEEK_HOLE loop asks
+ * from there next, for the other kind, and that answer is then final without the fstat that
+ * tells a hole before EOF from a stub's hole at EOF, and without the
+ * lseek(SEEK_CUR) that keeps the offset to put back on failure: the loop
  * costs what it costs with lseek.  It serves that one call only.  Were fd
  * closed and reopened on another file in between, the answer would still
  * be the kernel's, a true one (never data called a hole), if perhaps a
@@ -74,48 +77,56 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *ope
 #ifdef SM_HAVE_SEEK
 static SM_THREAD_LOCAL struct {
 	int fd;
-	int64_t data;
-} last_data = { -1, -1 };
+	int64_t at;
+	enum sparse_map_kind next;	/* what the loop asks there next */
+} proof = { -1, -1, SPARSE_MAP_DATA };
 #endif
+
+/* What the kernel said, and what a failed call must put back. */
+struct ask {
+	int64_t native;		/* the kernel's answer, where the offset now is; -1: none */
+	int64_t before;		/* the offset before the call, where native >= 0 */
+};
 
 /*
  * The kernel's own answer where it is final (the file offset is then at
- * it), or -ENXIO where that is final; else SM_ASK_AGAIN, with *native the
- * kernel's answer (-1 if it had none), at which the file offset now is.
+ * it), or -ENXIO where that is final; else SM_ASK_AGAIN, with a->native
+ * the kernel's answer if it moved the offset (-1 if not), or -errno.
  */
-static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, int64_t *native)
+static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, struct ask *a)
 {
-	*native = -1;
+	a->native = -1;
+	a->before = -1;
 #ifdef SM_HAVE_SEEK
+	int whence = want == SPARSE_MAP_DATA ? SEEK_DATA : SEEK_HOLE;
+	bool proven = fd == proof.fd && offset == proof.at && want == proof.next;
+	bool dense = false;
 	struct stat st;
 	int64_t r;
 
+	proof.fd = -1;
 	if (sm_env_names_backend())
 		return SM_ASK_AGAIN;	/* the walk uses the backend it names */
-	if (want == SPARSE_MAP_HOLE && fd == last_data.fd && offset == last_data.data) {
-		last_data.fd = -1;
-		r = sm_sys_lseek(fd, offset, SEEK_HOLE);
-		if (r < offset)
-			return SM_ASK_AGAIN;
-		*native = r;
-		return r;
+	if (proven) {
+		a->before = offset;	/* where our last call left it */
+	} else {
+		a->before = sm_sys_lseek(fd, 0, SEEK_CUR);
+		if (a->before < 0)
+			return a->before;	/* ESPIPE: no file offset to move */
 	}
-	last_data.fd = -1;
-	if (want == SPARSE_MAP_HOLE) {
+	if (want == SPARSE_MAP_HOLE && !proven) {
 		/* The size first: a hole is final if it is before EOF, and
 		 * only a regular file's offset is worth moving. */
 		if (sm_sys_fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 			return SM_ASK_AGAIN;
 		if (offset >= (int64_t)st.st_size)
 			return -ENXIO;
-		r = sm_sys_lseek(fd, offset, SEEK_HOLE);
-		if (r < offset)
-			return SM_ASK_AGAIN;	/* an error, or an answer breaking the contract */
-		*native = r;
-		return r < (int64_t)st.st_size ? r : SM_ASK_AGAIN;
+		dense = sm_sys_st_blocks(&st) * 512 >= (int64_t)st.st_size;
 	}
-	r = sm_sys_lseek(fd, offset, SEEK_DATA);
-	if (r == -ENXIO) {
+	r = sm_sys_lseek(fd, offset, whence);
+	if (r >= 0)
+		a->native = r;
+	if (r == -ENXIO && want == SPARSE_MAP_DATA) {
 		/* At or past EOF, or no data after offset: final, but for
 		 * the last MiB below 2^63, where backend-seek.c distrusts
 		 * "no more data" (tmpfs). */
@@ -126,17 +137,24 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, int
 		return SM_ASK_AGAIN;
 	}
 	if (r < offset)
-		return SM_ASK_AGAIN;
-	*native = r;
-	/* Data beyond offset: no stub says that, so it comes from a file
-	 * system that knows its holes.  (A character device whose lseek
-	 * answers its file position could say it too: the one answer
-	 * trusted without fstat, to keep a walk at the kernel's cost.) */
-	if (r == offset)
-		return SM_ASK_AGAIN;
-	last_data.fd = fd;
-	last_data.data = r;
-	return r;
+		return SM_ASK_AGAIN;	/* an error, or an answer breaking the contract */
+	if (proven || (want == SPARSE_MAP_DATA && r > offset) ||
+	    (want == SPARSE_MAP_HOLE && r < (int64_t)st.st_size)) {
+		/* No stub says data beyond offset or a hole before EOF.  (A
+		 * character device whose lseek answers its file position
+		 * could say the first: the one answer trusted without fstat,
+		 * to keep a walk at the kernel's cost.) */
+		proof.fd = fd;
+		proof.at = r;
+		proof.next = want == SPARSE_MAP_DATA ? SPARSE_MAP_HOLE : SPARSE_MAP_DATA;
+		return r;
+	}
+	/* What a stub would say too: data at offset, the hole at EOF.
+	 * True all the same where every byte of the file is stored, as
+	 * the probe believes it. */
+	if (want == SPARSE_MAP_DATA && sm_sys_fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		dense = sm_sys_st_blocks(&st) * 512 >= (int64_t)st.st_size;
+	return dense ? r : SM_ASK_AGAIN;
 #else
 	(void)fd; (void)offset; (void)want;
 	return SM_ASK_AGAIN;
@@ -146,28 +164,32 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, int
 SM_EXPORT int64_t sparse_map_lseek(int fd, int64_t offset, int whence)
 {
 	enum sparse_map_kind want = whence == SPARSE_MAP_SEEK_DATA ? SPARSE_MAP_DATA : SPARSE_MAP_HOLE;
-	int64_t r, native;
+	struct ask a;
+	int64_t r;
 	bool opened;
 
 	if (whence != SPARSE_MAP_SEEK_DATA && whence != SPARSE_MAP_SEEK_HOLE) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (offset < 0) {
-		errno = ENXIO;
-		return -1;
-	}
-	r = ask_kernel(fd, offset, want, &native);
-	if (r == SM_ASK_AGAIN) {
-		r = find(fd, offset, want, &opened);
-		if (r < 0 && r != -ENXIO && opened && native >= 0)
-			/* The walk failed part way (EIO, ENOMEM), but the
-			 * kernel had answered, truly if coarsely: data at
-			 * offset, or the hole at EOF.  Better that than an
-			 * error; and the offset is already there. */
-			r = native;
-		else if (r >= 0)
-			r = sm_sys_lseek(fd, r, SEEK_SET);
+		/* lseek(2)'s own, so that a program may call this for every
+		 * lseek: its result, errno and offset. */
+		r = sm_sys_lseek(fd, offset, whence);
+	} else if (offset < 0) {
+		r = -ENXIO;
+	} else {
+		r = ask_kernel(fd, offset, want, &a);
+		if (r == SM_ASK_AGAIN) {
+			r = find(fd, offset, want, &opened);
+			if (r < 0 && r != -ENXIO && opened && a.native >= offset)
+				/* The walk failed part way (EIO, ENOMEM), but
+				 * the kernel had answered, truly if coarsely:
+				 * data at offset, or the hole at EOF.  Better
+				 * that than an error; the offset is there. */
+				r = a.native;
+			else if (r >= 0 && r != a.native)
+				r = sm_sys_lseek(fd, r, SEEK_SET);
+		}
+		/* A failed call leaves the offset where it was, as lseek does. */
+		if (r < 0 && a.native >= 0)
+			(void)sm_sys_lseek(fd, a.before, SEEK_SET);
 	}
 	if (r < 0) {
 		errno = (int)-r;

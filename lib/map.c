@@ -63,7 +63,7 @@ static int map_describe(struct sparse_map *map)
 		/* A disk is what the system says it is (sys-<system>.c):
 		 * Linux's are block devices, FreeBSD's character devices. */
 		map->offset_moved = true;
-		r = sm_sys_disk(map->fd, &st, &map->size);
+		r = sm_sys_disk(map->fd, &st, &map->st_size);
 		if (r < 0)
 			return r;
 		if (r == 0)
@@ -81,7 +81,7 @@ static int map_describe(struct sparse_map *map)
 	map->blksize = clamp_blksize(&st);
 	map->st_blocks = sm_sys_st_blocks(&st);
 	if (!map->is_blockdev) {
-		map->size = (int64_t)st.st_size;
+		map->st_size = (int64_t)st.st_size;
 		/* Unknown (0) on failure: the type only ever enables a
 		 * shortcut, never a belief that something is a hole. */
 		if (sm_sys_fs_type(map->fd, &map->fs_type) < 0)
@@ -90,8 +90,26 @@ static int map_describe(struct sparse_map *map)
 	return 0;
 }
 
-SM_EXPORT int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned int flags,
-			      struct sparse_map **mapp)
+/* The caller's options, checked: 0 or -EINVAL. */
+static int check_options(const struct sparse_map_options *o)
+{
+	if ((unsigned int)o->backend > SM_BACKEND_MAX || (o->flags & ~SM_OPEN_FLAGS))
+		return -EINVAL;
+	if (o->start < 0 || (o->size < 0 && o->size != SPARSE_MAP_SIZE_FSTAT))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(o->reserved) / sizeof(o->reserved[0]); i++)
+		if (o->reserved[i])
+			return -EINVAL;
+	/* NO_READ forbids what only reading can do. */
+	if ((o->flags & SPARSE_MAP_NO_READ) &&
+	    ((o->flags & (SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES)) ||
+	     o->backend == SPARSE_MAP_BACKEND_SCAN))
+		return -EINVAL;
+	return 0;
+}
+
+SM_EXPORT int sparse_map_open_with(int fd, const struct sparse_map_options *opts,
+				   struct sparse_map **mapp)
 {
 	struct sparse_map *map;
 	int r;
@@ -99,8 +117,11 @@ SM_EXPORT int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned 
 	if (!mapp)
 		return -EINVAL;
 	*mapp = NULL;
-	if ((unsigned int)backend > SM_BACKEND_MAX || (flags & ~SM_OPEN_FLAGS))
+	if (!opts)
 		return -EINVAL;
+	r = check_options(opts);
+	if (r < 0)
+		return r;
 	if (fd < 0)
 		return -EBADF;
 
@@ -109,23 +130,29 @@ SM_EXPORT int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned 
 		return -ENOMEM;
 	memset(map, 0, sizeof(*map));
 	map->fd = fd;
-	map->flags = flags;
+	map->flags = opts->flags;
 
 	r = map_describe(map);
 	if (r < 0)
 		goto fail;
-	if ((flags & (SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES)) && !map->readable) {
+	map->size = opts->size == SPARSE_MAP_SIZE_FSTAT ? map->st_size : opts->size;
+	if (opts->start > map->size) {
+		r = -ENXIO;
+		goto fail;
+	}
+	map->pos = opts->start;
+	if ((map->flags & (SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES)) && !map->readable) {
 		r = -EBADF;
 		goto fail;
 	}
-	if (flags & SPARSE_MAP_SYNC) {
+	if (map->flags & SPARSE_MAP_SYNC) {
 		r = sm_sys_fdatasync(fd);
 		/* EINVAL and EROFS: this file cannot be synced, so it has
 		 * nothing dirty that a sync would make visible. */
 		if (r < 0 && r != -EINVAL && r != -EROFS)
 			goto fail;
 	}
-	r = sm_choose_backend(map, backend);
+	r = sm_choose_backend(map, opts->backend);
 	if (r < 0)
 		goto fail;
 	r = map->backend->init(map);
@@ -136,6 +163,16 @@ SM_EXPORT int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned 
 fail:
 	map_free(map);
 	return r;
+}
+
+SM_EXPORT int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned int flags,
+			      struct sparse_map **mapp)
+{
+	struct sparse_map_options o = SPARSE_MAP_OPTIONS_INIT;
+
+	o.backend = backend;
+	o.flags = flags;
+	return sparse_map_open_with(fd, &o, mapp);
 }
 
 SM_EXPORT void sparse_map_close(struct sparse_map *map)
@@ -191,11 +228,19 @@ int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece)
 		return refine_piece(map, piece);
 	if (pos >= map->size)
 		return 0;
-	r = map->backend->next(map, pos, &p);
-	if (r < 0)
-		return r;
-	if (p.end <= pos || (p.kind != SPARSE_MAP_DATA && p.kind != SPARSE_MAP_HOLE))
-		return -EIO;	/* a backend that does not move forward is broken */
+	for (;;) {
+		r = map->backend->next(map, pos, &p);
+		if (r == 0 && (p.end <= pos ||
+			       (p.kind != SPARSE_MAP_DATA && p.kind != SPARSE_MAP_HOLE)))
+			r = -EIO;	/* a backend that does not move forward is broken */
+		if (r == 0)
+			break;
+		/* Under AUTO, a source of hole information that fails
+		 * gives way to the next one, from pos on. */
+		r = sm_fall_back(map, pos, r);
+		if (r < 0)
+			return r;
+	}
 	if (p.end > map->size)
 		p.end = map->size;
 	map->pos = p.end;
@@ -293,6 +338,8 @@ SM_EXPORT const char *sparse_map_backend_name(enum sparse_map_backend backend)
 		return "scan";
 	case SPARSE_MAP_BACKEND_RANGES:
 		return "ranges";
+	case SPARSE_MAP_BACKEND_NONE:
+		return "none";
 	}
 	return NULL;
 }

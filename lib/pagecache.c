@@ -51,9 +51,9 @@ int sm_pagecache_check(struct sparse_map *map)
 	map->pages_are_storage = false;
 	if (!sm_pagecache_is_ramfs(map))
 		return 0;
-	if (!map->readable || map->size == 0 || page <= 0 || map->blksize != page)
+	if (!map->readable || map->st_size == 0 || page <= 0 || map->blksize != page)
 		return 0;
-	n = present(map, 0, map->size);
+	n = present(map, 0, map->st_size);
 	how = map->use_mincore ? "mincore" : "cachestat";
 	if (n < 0) {
 		/* EPERM: a caller who may neither write nor own the file. */

@@ -12,13 +12,20 @@
  *   4. SCAN otherwise, or for a block device, which no file system maps;
  *      on ramfs SCAN reads only the blocks that have pages (pagecache.c),
  *      and where that cannot be checked AUTO takes SEEK's all-data
- *      answer rather than read, since reading a ramfs hole stores it.
+ *      answer rather than read, since reading a ramfs hole stores it;
+ *   5. under SPARSE_MAP_NO_READ, where only reading would find holes:
+ *      SEEK's all-data answer, or NONE (all data, no system call).
+ * A source that fails says only that it has no answer (no_answer()): AUTO
+ * asks the next, at open and, through sm_fall_back(), in the middle of a
+ * map, where FIEMAP with its sync, then SCAN, then NONE go on from there.
  * Before 1, on ext4 (ext2 and ext3 share its f_type), XFS and Btrfs:
  * FIEMAP without FIEMAP_FLAG_SYNC, when it answers (unsynced_fiemap()): a
  * batch of extents a call instead of two lseeks a data range, and SEEK
  * asked only where the extents prove nothing (backend-fiemap.c).
- * SPARSE_MAP_BACKEND=seek|fiemap|scan|ranges stands in for a forced backend where
- * the caller asked for AUTO; SPARSE_MAP_DEBUG=1 prints the reasoning.
+ * SPARSE_MAP_BACKEND=seek|fiemap|scan|ranges|none stands in for a forced
+ * backend where the caller asked for AUTO, and gives way to AUTO where it
+ * cannot serve; SPARSE_MAP_DEBUG=1 prints the reasoning.  SPARSE_MAP_NO_ENV
+ * reads neither.
  */
 #include "config.h"
 
@@ -41,6 +48,7 @@ static const struct sm_backend *const backends[] = {
 #endif
 	[SPARSE_MAP_BACKEND_SCAN] = &sm_backend_scan,
 	[SPARSE_MAP_BACKEND_RANGES] = &sm_backend_ranges,
+	[SPARSE_MAP_BACKEND_NONE] = &sm_backend_none,
 };
 
 static const char *env(const char *name)
@@ -87,6 +95,10 @@ static int force(struct sparse_map *map, enum sparse_map_backend id)
 		sm_debug(map, "%s: not built for this platform", sparse_map_backend_name(id));
 		return -EOPNOTSUPP;
 	}
+	if (b->reads_data && (map->flags & SPARSE_MAP_NO_READ)) {
+		sm_debug(map, "%s: reads the file, and SPARSE_MAP_NO_READ forbids that", b->name);
+		return -EINVAL;
+	}
 	if (b->reads_data && !map->readable) {
 		sm_debug(map, "%s: fd is not open for reading", b->name);
 		return -EBADF;
@@ -109,7 +121,7 @@ static enum sparse_map_backend backend_from_env(const struct sparse_map *map)
 	for (int id = SPARSE_MAP_BACKEND_AUTO; id <= SM_BACKEND_MAX; id++)
 		if (strcmp(v, sparse_map_backend_name(id)) == 0)
 			return id;
-	sm_debug(map, "SPARSE_MAP_BACKEND=%s is not auto, seek, fiemap, scan or ranges; ignored", v);
+	sm_debug(map, "SPARSE_MAP_BACKEND=%s is not auto, seek, fiemap, scan, ranges or none; ignored", v);
 	return SPARSE_MAP_BACKEND_AUTO;
 }
 
@@ -155,11 +167,60 @@ static bool unsynced_fiemap(struct sparse_map *map)
 #endif
 }
 
+/*
+ * Whether -err from a source of hole information (SEEK_DATA/SEEK_HOLE,
+ * FIEMAP, FSCTL_QUERY_ALLOCATED_RANGES) says only that it has no answer
+ * here, so that AUTO asks the next one: every error but those that reading
+ * the file would meet as well.  (ext4 with inline_data answers SEEK_HOLE
+ * with ENOENT, GlusterFS SEEK_DATA with EBADFD, FUSE what it likes.)
+ */
+static bool no_answer(int err)
+{
+	return err != -ENOMEM && err != -EBADF;
+}
+
+/* Whether FIEMAP (with its sync) answers and agrees with st_blocks: 1 to
+ * take it, 0 not to, or -errno. */
+static int fiemap_trusted(struct sparse_map *map)
+{
+#ifdef SM_HAVE_FIEMAP
+	int r = sm_backend_fiemap.usable(map);
+
+	if (r > 0 || (r == 0 && map->st_blocks == 0))
+		return 1;
+	if (r == 0)
+		sm_debug(map, "fiemap: no extent, yet st_blocks is %lld: not trusted",
+			 (long long)map->st_blocks);
+	else if (r == -EOPNOTSUPP)
+		sm_debug(map, "fiemap: unsupported here");
+	else if (no_answer(r))
+		sm_debug(map, "fiemap: %s: not trusted", strerror(-r));
+	else
+		return r;
+#else
+	(void)map;
+#endif
+	return 0;
+}
+
+/* Where nothing reports holes: SCAN, if it may read, and reading stores
+ * nothing (ramfs holes are read only where pages show them, pagecache.c);
+ * under SPARSE_MAP_NO_READ, ramfs's pages say it without a read. */
+static bool scan_may_serve(const struct sparse_map *map)
+{
+	if (!map->readable)
+		return false;
+	if (sm_pagecache_is_ramfs(map))
+		return map->pages_are_storage;
+	return !(map->flags & SPARSE_MAP_NO_READ);
+}
+
 static int probe(struct sparse_map *map)
 {
 	bool seek_says_all_data = false;
+	int r;
 
-	if (map->size == 0 && !map->is_blockdev) {
+	if (map->st_size == 0 && !map->is_blockdev) {
 		/* Nothing to map: no range either way.  SEEK and SCAN serve
 		 * any empty file (FIEMAP may not), so forcing the backend
 		 * named here later, as SPARSE_MAP_BACKEND does, works too. */
@@ -170,6 +231,9 @@ static int probe(struct sparse_map *map)
 		/* No file system describes a device's holes: only its bytes
 		 * can.  Linux refuses SEEK_DATA/SEEK_HOLE on devices (EINVAL),
 		 * so an fd that cannot be read cannot be mapped at all. */
+		if (map->flags & SPARSE_MAP_NO_READ)
+			return use(map, SPARSE_MAP_BACKEND_NONE,
+				   "a block device, whose zeroes only reading finds: SPARSE_MAP_NO_READ");
 		if (map->readable)
 			return use(map, SPARSE_MAP_BACKEND_SCAN,
 				   "a block device: only its bytes say where zeroes are");
@@ -184,9 +248,9 @@ static int probe(struct sparse_map *map)
 #ifdef SM_HAVE_SEEK
 	{
 		int64_t hole = sm_map_lseek(map, 0, SEEK_HOLE);
-		bool allocated = map->st_blocks * 512 >= map->size;
+		bool allocated = map->st_blocks * 512 >= map->st_size;
 
-		if (hole >= 0 && hole < map->size)
+		if (hole >= 0 && hole < map->st_size)
 			return use(map, SPARSE_MAP_BACKEND_SEEK, "SEEK_HOLE finds a hole before EOF");
 		if (hole >= 0 && allocated)
 			return use(map, SPARSE_MAP_BACKEND_SEEK,
@@ -201,76 +265,113 @@ static int probe(struct sparse_map *map)
 			seek_says_all_data = true;
 			sm_debug(map, "seek: SEEK_HOLE(0) is EOF but st_blocks * 512 = %lld < size %lld: "
 				 "the generic stub?", (long long)map->st_blocks * 512,
-				 (long long)map->size);
+				 (long long)map->st_size);
 		} else if (sm_sys_unsupported((int)hole) || hole == -ENXIO) {
 			sm_debug(map, "seek: unsupported here (%s)", strerror((int)-hole));
+		} else if (no_answer((int)hole)) {
+			sm_debug(map, "seek: SEEK_HOLE(0) fails (%s): not trusted", strerror((int)-hole));
 		} else {
 			return (int)hole;
 		}
 	}
 #endif
-
-#ifdef SM_HAVE_FIEMAP
-	{
-		int r = sm_backend_fiemap.usable(map);
-
-		if (r > 0 || (r == 0 && map->st_blocks == 0))
-			return use(map, SPARSE_MAP_BACKEND_FIEMAP,
-				   "FIEMAP answers, and agrees with st_blocks");
-		if (r == 0)
-			sm_debug(map, "fiemap: no extent, yet st_blocks is %lld: not trusted",
-				 (long long)map->st_blocks);
-		else if (r == -EOPNOTSUPP)
-			sm_debug(map, "fiemap: unsupported here");
-		else
-			return r;
-	}
-#endif
+	r = fiemap_trusted(map);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		return use(map, SPARSE_MAP_BACKEND_FIEMAP, "FIEMAP answers, and agrees with st_blocks");
 
 	if (map->readable) {
 		/* Windows (sys-windows.c), which asks for read access; elsewhere
 		 * it answers -EOPNOTSUPP at once. */
-		int r = sm_backend_ranges.usable(map);
-
+		r = sm_backend_ranges.usable(map);
 		if (r == 0)
 			return use(map, SPARSE_MAP_BACKEND_RANGES,
 				   "FSCTL_QUERY_ALLOCATED_RANGES answers");
-		if (r != -EOPNOTSUPP)
+		if (r != -EOPNOTSUPP && !no_answer(r))
 			return r;
 	}
 
+	if (scan_may_serve(map))
+		return use(map, SPARSE_MAP_BACKEND_SCAN, !map->pages_are_storage ?
+			   "no backend reports holes here: read the file" :
+			   (map->flags & SPARSE_MAP_NO_READ) ?
+			   "ramfs: a block without a page is a hole, one with a page data, unread" :
+			   "no backend reports holes here: skip the blocks without pages, read the rest");
 	/* Reading a ramfs hole stores it.  Where its holes cannot be seen
 	 * without reading, SEEK's answer (all data) leaves the file as it is. */
-	if (seek_says_all_data && sm_pagecache_is_ramfs(map) && !map->pages_are_storage)
-		return use(map, SPARSE_MAP_BACKEND_SEEK,
-			   "ramfs, whose holes only reading could find, and reading would "
-			   "store them: SEEK's answer, all data, leaves the file as it is");
-	if (map->readable)
-		return use(map, SPARSE_MAP_BACKEND_SCAN, map->pages_are_storage ?
-			   "no backend reports holes here: skip the blocks without pages, read the rest" :
-			   "no backend reports holes here: read the file");
 	if (seek_says_all_data)
-		return use(map, SPARSE_MAP_BACKEND_SEEK,
+		return use(map, SPARSE_MAP_BACKEND_SEEK, sm_pagecache_is_ramfs(map) ?
+			   "ramfs, whose holes only reading could find, and reading would "
+			   "store them: SEEK's answer, all data, leaves the file as it is" :
+			   map->readable ? "SPARSE_MAP_NO_READ: SEEK's answer, all data" :
 			   "cannot read the fd: SEEK's answer, all data, is safe");
+	if (map->flags & SPARSE_MAP_NO_READ)
+		return use(map, SPARSE_MAP_BACKEND_NONE,
+			   "SPARSE_MAP_NO_READ, and no source of hole information answers: all data");
 	sm_debug(map, "nothing can map this fd without reading it, and it is not open for reading");
 	return -EBADF;
 }
 
+int sm_fall_back(struct sparse_map *map, int64_t pos, int err)
+{
+	const struct sm_backend *from = map->backend;
+	bool synced_fiemap = from->id == SPARSE_MAP_BACKEND_FIEMAP && !map->fiemap_unsynced;
+	enum sparse_map_backend to;
+	int r;
+
+	/* A backend the caller named keeps its errors; SCAN's are read errors. */
+	if (!map->auto_mode || from->reads_data || from->id == SPARSE_MAP_BACKEND_NONE ||
+	    !no_answer(err))
+		return err;
+	sm_debug(map, "%s: fails at %lld (%s): the next source of hole information goes on",
+		 from->name, (long long)pos, strerror(-err));
+	map->fiemap_unsynced = false;
+	map->fiemap_gaps_unproven = false;
+	r = synced_fiemap ? 0 : fiemap_trusted(map);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		to = SPARSE_MAP_BACKEND_FIEMAP;
+	else if (scan_may_serve(map))
+		to = SPARSE_MAP_BACKEND_SCAN;
+	else
+		to = SPARSE_MAP_BACKEND_NONE;
+	from->fini(map);
+	sm_readbuf_reset(map);
+	use(map, to, "goes on from there");
+	r = map->backend->init(map);
+	if (r < 0)
+		map->backend = &sm_backend_none;	/* no state to lose, and never wrong */
+	return r;
+}
+
 int sm_choose_backend(struct sparse_map *map, enum sparse_map_backend requested)
 {
-	const char *dbg = env("SPARSE_MAP_DEBUG");
+	bool use_env = !(map->flags & SPARSE_MAP_NO_ENV);
+	const char *dbg = use_env ? env("SPARSE_MAP_DEBUG") : NULL;
 	int r;
 
 	map->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
 	r = sm_pagecache_check(map);
 	if (r < 0)
 		return r;
-	if (requested == SPARSE_MAP_BACKEND_AUTO) {
-		requested = backend_from_env(map);
-		if (requested != SPARSE_MAP_BACKEND_AUTO)
-			sm_debug(map, "SPARSE_MAP_BACKEND=%s", sparse_map_backend_name(requested));
-	}
 	if (requested != SPARSE_MAP_BACKEND_AUTO)
 		return force(map, requested);
+	map->auto_mode = true;
+	if (use_env) {
+		/* A backend the environment names gives way to AUTO where it
+		 * cannot serve: a user debugging one program must not break
+		 * every other program that runs with it. */
+		requested = backend_from_env(map);
+		if (requested != SPARSE_MAP_BACKEND_AUTO) {
+			sm_debug(map, "SPARSE_MAP_BACKEND=%s", sparse_map_backend_name(requested));
+			r = force(map, requested);
+			if (r == 0)
+				return 0;
+			sm_debug(map, "SPARSE_MAP_BACKEND=%s cannot map this file (%s): AUTO chooses",
+				 sparse_map_backend_name(requested), strerror(-r));
+		}
+	}
 	return probe(map);
 }

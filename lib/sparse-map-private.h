@@ -7,6 +7,7 @@
  *   backend-fiemap.c Linux FS_IOC_FIEMAP
  *   backend-ranges.c Windows FSCTL_QUERY_ALLOCATED_RANGES
  *   backend-scan.c   reading the file
+ *   backend-none.c   no hole information: every byte is data
  *   zeroes.c         the block-by-block zero test used by SCAN, VERIFY and ZEROES
  *   pagecache.c      what the page cache says: ramfs holes without reading, pages to drop
  *   lseek.c          sparse_map_lseek()
@@ -33,9 +34,10 @@
 #endif
 
 /* The highest enum sparse_map_backend. */
-#define SM_BACKEND_MAX SPARSE_MAP_BACKEND_RANGES
+#define SM_BACKEND_MAX SPARSE_MAP_BACKEND_NONE
 
-#define SM_OPEN_FLAGS (SPARSE_MAP_SYNC | SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES)
+#define SM_OPEN_FLAGS (SPARSE_MAP_SYNC | SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES | \
+		       SPARSE_MAP_NO_READ | SPARSE_MAP_NO_ENV)
 
 /* What a backend says about the bytes from one offset on: [offset, end). */
 struct sm_piece {
@@ -67,6 +69,7 @@ extern const struct sm_backend sm_backend_seek;
 extern const struct sm_backend sm_backend_fiemap;
 extern const struct sm_backend sm_backend_scan;
 extern const struct sm_backend sm_backend_ranges;
+extern const struct sm_backend sm_backend_none;
 
 /* What VERIFY or ZEROES is in the middle of re-reading: [pos, end) of a backend piece. */
 struct sm_refine {
@@ -83,7 +86,8 @@ struct sm_readbuf {
 	unsigned char *data;
 	size_t size;		/* allocated, a multiple of blksize */
 	int64_t off;
-	size_t len;		/* bytes read; past them the file had ended */
+	size_t len;		/* bytes read */
+	size_t asked;		/* bytes asked for: past len the read ended early */
 	bool valid;
 };
 
@@ -92,8 +96,12 @@ struct sparse_map {
 	unsigned int flags;
 	const struct sm_backend *backend;
 	void *backend_state;
+	/* The caller asked for AUTO: a source of hole information that
+	 * fails gives way to the next (sm_fall_back()). */
+	bool auto_mode;
 
-	int64_t size;		/* fstat size at open (device size for a block device) */
+	int64_t size;		/* ranges end here: fstat's size at open, or the caller's */
+	int64_t st_size;	/* fstat's size at open (a block device's size) */
 	int64_t blksize;	/* st_blksize, clamped to [512, SM_MAX_BLKSIZE] */
 	int64_t st_blocks;
 	int64_t fs_type;	/* fstatfs f_type of a regular file's file system, else 0 */
@@ -132,13 +140,15 @@ struct sparse_map {
 
 /* map.c */
 int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece);
-int sm_map_create(int fd, enum sparse_map_backend backend, unsigned int flags,
-		  struct sparse_map **mapp);
 
 /* probe.c */
 int sm_choose_backend(struct sparse_map *map, enum sparse_map_backend requested);
 /* Whether SPARSE_MAP_BACKEND names a backend (valid or not) for AUTO to use. */
 bool sm_env_names_backend(void);
+/* Under AUTO, after the backend failed with -err at pos: the next source of
+ * hole information that can be trusted takes over from pos (0), or -err
+ * stays the answer. */
+int sm_fall_back(struct sparse_map *map, int64_t pos, int err);
 void sm_debug(const struct sparse_map *map, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

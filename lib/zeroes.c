@@ -3,8 +3,10 @@
  * The zero test shared by the SCAN backend, SPARSE_MAP_VERIFY and
  * SPARSE_MAP_ZEROES.  The file is cut into aligned blocks of map->blksize
  * (the last, partial block counts as one); a caller asks about the part of
- * each block that lies inside [lo, hi).  Bytes past the end of the file, when
- * the file shrank after open, read as zeroes: they are hole.
+ * each block that lies inside [lo, hi).  A block that a read did not
+ * return whole is data: bytes a read never returned are not known to be
+ * zeroes (a sysfs file says st_size 4096 and reads less; a file may shrink
+ * while it is mapped), and the caller's own read meets the end there.
  */
 #include "config.h"
 
@@ -92,7 +94,7 @@ static int readbuf_alloc(struct sparse_map *map)
 }
 
 /* Load the buffer with the file from block-aligned off, no further than
- * needed to cover hi; buf.len says how much of it was covered. */
+ * needed to cover hi: buf.asked bytes were asked for, buf.len came. */
 static int readbuf_load(struct sparse_map *map, int64_t off, int64_t hi)
 {
 	int64_t bs = map->blksize;
@@ -118,10 +120,9 @@ static int readbuf_load(struct sparse_map *map, int64_t off, int64_t hi)
 		return (int)got;
 	if (drop)
 		sm_pagecache_drop(map, off, want);
-	/* What the file no longer has is hole: make it read as zeroes. */
-	memset(map->buf.data + got, 0, (size_t)(want - got));
 	map->buf.off = off;
-	map->buf.len = (size_t)want;
+	map->buf.len = (size_t)got;
+	map->buf.asked = (size_t)want;
 	map->buf.valid = true;
 	return 0;
 }
@@ -143,6 +144,16 @@ int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
 		struct sm_readbuf *b = &map->buf;
 		bool z;
 
+		if (b->valid && from >= b->off && to > b->off + (int64_t)b->len &&
+		    to <= b->off + (int64_t)b->asked) {
+			/* The read ended before this block did: data, and so
+			 * is the rest, which no read returned either. */
+			if (first)
+				kind = false;
+			if (!kind)
+				*run_end = hi;
+			break;
+		}
 		if (!b->valid || from < b->off || to > b->off + (int64_t)b->len) {
 			/* Stop at the buffer's end rather than read again: the
 			 * caller merges runs, and one read per call bounds the
@@ -157,11 +168,19 @@ int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
 				 * store one.  Those are zeroes, found unread. */
 				r = sm_pagecache_extent(map, block, hi,
 							(int64_t)readbuf_size(map), &stop);
-				if (r < 0)
+				if (r == -ENOMEM)
 					return r;
 				if (r == 1) {
 					*zero = true;
 					*run_end = stop;
+					return 0;
+				}
+				/* A page, or no word from the page cache (which
+				 * answered at open): data, unread, under
+				 * SPARSE_MAP_NO_READ or where the cache is silent. */
+				if (r < 0 || (map->flags & SPARSE_MAP_NO_READ)) {
+					*zero = false;
+					*run_end = r < 0 ? hi : stop;
 					return 0;
 				}
 			}

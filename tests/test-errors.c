@@ -51,12 +51,19 @@ START_TEST(test_bad_arguments_are_einval)
 	int fd = regular_file(O_RDONLY);
 
 	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, NULL), -EINVAL);
-	expect_open_error(fd, (enum sparse_map_backend)5, 0, -EINVAL, "backend 5");
+	expect_open_error(fd, (enum sparse_map_backend)6, 0, -EINVAL, "backend 6");
 	/* RANGES is Windows': elsewhere there is no call for it to make. */
 	expect_open_error(fd, SPARSE_MAP_BACKEND_RANGES, 0, -EOPNOTSUPP, "RANGES off Windows");
 	expect_open_error(fd, (enum sparse_map_backend)-1, 0, -EINVAL, "backend -1");
-	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 1u << 3, -EINVAL, "flag bit 3");
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 1u << 5, -EINVAL, "flag bit 5");
 	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 1u << 31, -EINVAL, "flag bit 31");
+	/* SPARSE_MAP_NO_READ and what only reading can do. */
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_NO_READ | SPARSE_MAP_VERIFY,
+			  -EINVAL, "NO_READ with VERIFY");
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_NO_READ | SPARSE_MAP_ZEROES,
+			  -EINVAL, "NO_READ with ZEROES");
+	expect_open_error(fd, SPARSE_MAP_BACKEND_SCAN, SPARSE_MAP_NO_READ, -EINVAL,
+			  "NO_READ with SCAN forced");
 	ck_assert_int_eq(sparse_map_next(NULL, NULL), -EINVAL);
 	ck_assert_int_eq(sparse_map_seek(NULL, 0), -EINVAL);
 	close(fd);
@@ -141,6 +148,21 @@ START_TEST(test_streams_and_devices_are_espipe)
 END_TEST
 
 /* A forced backend the file system cannot serve: tmpfs has no FIEMAP. */
+/* The backend AUTO settles on for fd with these flags (-errno if none). */
+static int auto_backend(int fd, unsigned int flags)
+{
+	struct sparse_map *map;
+	int r = sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, flags, &map);
+
+	if (r < 0)
+		return r;
+	r = sparse_map_get_backend(map);
+	sparse_map_close(map);
+	return r;
+}
+
+/* A backend the caller names that cannot serve fails; one the environment
+ * names gives way to AUTO's choice; SPARSE_MAP_NO_ENV ignores it. */
 START_TEST(test_unservable_backend_is_eopnotsupp)
 {
 	struct statfs sfs;
@@ -154,10 +176,16 @@ START_TEST(test_unservable_backend_is_eopnotsupp)
 	fd = th_create("/dev/shm", p, sizeof(p));
 	th_fill(fd, 0, 100);
 	expect_open_error(fd, SPARSE_MAP_BACKEND_FIEMAP, 0, -EOPNOTSUPP, "FIEMAP on tmpfs");
-	/* The environment forces like the argument does. */
+	ck_assert_int_eq(auto_backend(fd, 0), SPARSE_MAP_BACKEND_SEEK);
+	/* The environment cannot break a program: what it names gives way. */
 	setenv("SPARSE_MAP_BACKEND", "fiemap", 1);
-	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 0, -EOPNOTSUPP,
-			  "SPARSE_MAP_BACKEND=fiemap on tmpfs");
+	ck_assert_int_eq(auto_backend(fd, 0), SPARSE_MAP_BACKEND_SEEK);
+	/* What it names and can serve is used, unless SPARSE_MAP_NO_ENV. */
+	setenv("SPARSE_MAP_BACKEND", "scan", 1);
+	ck_assert_int_eq(auto_backend(fd, 0), SPARSE_MAP_BACKEND_SCAN);
+	ck_assert_int_eq(auto_backend(fd, SPARSE_MAP_NO_ENV), SPARSE_MAP_BACKEND_SEEK);
+	/* SCAN reads, which SPARSE_MAP_NO_READ forbids: it gives way too. */
+	ck_assert_int_eq(auto_backend(fd, SPARSE_MAP_NO_READ), SPARSE_MAP_BACKEND_SEEK);
 	unsetenv("SPARSE_MAP_BACKEND");
 	close(fd);
 	unlink(p);

@@ -122,17 +122,42 @@ START_TEST(test_lseek_at_every_boundary)
 }
 END_TEST
 
-START_TEST(test_lseek_rejects_other_whence)
+/* Every other whence is lseek(2)'s own: the same result, errno and file
+ * offset, so that a program may call sparse_map_lseek() for every lseek. */
+START_TEST(test_lseek_passes_other_whence_through)
 {
 	int fd = th_create(NULL, path, sizeof(path));
-	const int bad[] = { SEEK_SET, SEEK_CUR, SEEK_END, 5, -1, 1000 };
+	const struct { int64_t off; int whence; } calls[] = {
+		{ 10, SEEK_SET }, { 5, SEEK_CUR }, { -3, SEEK_CUR }, { 0, SEEK_END },
+		{ -40, SEEK_END }, { 1000, SEEK_END }, { -1, SEEK_SET }, { -200, SEEK_CUR },
+		{ 0, 5 }, { 0, -1 }, { 7, 1000 },
+	};
 
 	th_fill(fd, 0, 100);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		int64_t before = lseek(fd, 0, SEEK_CUR), want, got, want_at;
+		int want_errno, got_errno;
+
 		errno = 0;
-		ck_assert_int_eq(sparse_map_lseek(fd, 0, bad[i]), -1);
-		ck_assert_int_eq(errno, EINVAL);
+		want = lseek(fd, calls[i].off, calls[i].whence);
+		want_errno = errno;
+		want_at = lseek(fd, 0, SEEK_CUR);
+		ck_assert_int_eq(lseek(fd, before, SEEK_SET), before);
+		errno = 0;
+		got = sparse_map_lseek(fd, calls[i].off, calls[i].whence);
+		got_errno = errno;
+		ck_assert_msg(got == want && got_errno == want_errno &&
+			      lseek(fd, 0, SEEK_CUR) == want_at,
+			      "lseek(%lld, whence %d): lseek gave %lld (%s), offset %lld; "
+			      "sparse_map_lseek %lld (%s), offset %lld", (long long)calls[i].off,
+			      calls[i].whence, (long long)want, strerror(want_errno),
+			      (long long)want_at, (long long)got, strerror(got_errno),
+			      (long long)lseek(fd, 0, SEEK_CUR));
 	}
+	/* A descriptor that is not open: lseek's EBADF. */
+	errno = 0;
+	ck_assert_int_eq(sparse_map_lseek(-1, 0, SEEK_SET), -1);
+	ck_assert_int_eq(errno, EBADF);
 	close(fd);
 	unlink(path);
 }
@@ -177,7 +202,7 @@ int main(void)
 	unsetenv("SPARSE_MAP_BACKEND");
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_lseek_at_every_boundary, 0, (int)th_nlayouts);
-	tcase_add_test(tc, test_lseek_rejects_other_whence);
+	tcase_add_test(tc, test_lseek_passes_other_whence_through);
 	tcase_add_test(tc, test_lseek_passes_open_errors);
 	tcase_add_test(tc, test_seek_constants_match_platform);
 	suite_add_tcase(s, tc);

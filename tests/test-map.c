@@ -325,7 +325,8 @@ START_TEST(test_getters)
 	ck_assert_str_eq(sparse_map_backend_name(SPARSE_MAP_BACKEND_FIEMAP), "fiemap");
 	ck_assert_str_eq(sparse_map_backend_name(SPARSE_MAP_BACKEND_SCAN), "scan");
 	ck_assert_str_eq(sparse_map_backend_name(SPARSE_MAP_BACKEND_RANGES), "ranges");
-	ck_assert_ptr_null(sparse_map_backend_name((enum sparse_map_backend)5));
+	ck_assert_str_eq(sparse_map_backend_name(SPARSE_MAP_BACKEND_NONE), "none");
+	ck_assert_ptr_null(sparse_map_backend_name((enum sparse_map_backend)6));
 	ck_assert_ptr_null(sparse_map_backend_name((enum sparse_map_backend)-1));
 	ck_assert_int_eq(sparse_map_size(NULL), -EINVAL);
 	ck_assert_int_eq(sparse_map_get_backend(NULL), SPARSE_MAP_BACKEND_AUTO);

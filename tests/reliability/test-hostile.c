@@ -408,9 +408,9 @@ static void check_offsets(int fd, const char *what)
 		}
 	}
 	(*tried)++;
-	errno = 0;
-	ck_assert_int_eq(sparse_map_lseek(fd, 0, SEEK_SET), -1);
-	ck_assert_int_eq(errno, EINVAL);
+	/* SEEK_SET is lseek's own. */
+	ck_assert_int_eq(sparse_map_lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 0);
 }
 
 /* A sparse file of this size in dir, with data at its last byte and at
