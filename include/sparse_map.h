@@ -10,6 +10,8 @@
 #define SPARSE_MAP_H
 
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "sparse_map_version.h"	/* SPARSE_MAP_VERSION_* of this release */
@@ -70,19 +72,22 @@ struct sparse_map_options {
 	unsigned int flags;		/* SPARSE_MAP_SYNC, VERIFY, ZEROES, NO_READ, NO_ENV */
 	int64_t start;			/* the first range starts here, 0 <= start <= size */
 	int64_t size;			/* ranges tile [start, size); SPARSE_MAP_SIZE_FSTAT: fstat's */
-	uint64_t reserved[6];
+	const struct stat *st;		/* the caller's fstat(fd) of a moment ago, or NULL */
+	size_t st_len;			/* sizeof(struct stat) as the caller knows it */
+	uint64_t reserved[4];
 };
 #define SPARSE_MAP_SIZE_FSTAT (-1)
 #define SPARSE_MAP_OPTIONS_INIT \
-	{ SPARSE_MAP_BACKEND_AUTO, 0, 0, SPARSE_MAP_SIZE_FSTAT, { 0, 0, 0, 0, 0, 0 } }
+	{ SPARSE_MAP_BACKEND_AUTO, 0, 0, SPARSE_MAP_SIZE_FSTAT, 0, sizeof(struct stat), \
+	  { 0, 0, 0, 0 } }
 
 /* Start mapping fd (a regular file or block device) from offset 0; on success
  * *mapp is the new map and 0 is returned.  flags: SPARSE_MAP_SYNC|VERIFY|ZEROES. */
 int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned int flags,
 		    struct sparse_map **mapp);
 
-/* sparse_map_open() with a start offset and the size the ranges tile up to,
- * for a caller that has its own fstat's answer (1.1). */
+/* sparse_map_open() with a start offset, the size the ranges tile up to, and
+ * the caller's own fstat's answer, which spares the library asking (1.1). */
 int sparse_map_open_with(int fd, const struct sparse_map_options *opts,
 			 struct sparse_map **mapp);
 

@@ -81,29 +81,6 @@ static bool fiemap_unsupported(int r)
 	return sm_sys_unsupported(r) || r == -EBADR;
 }
 
-/* >= 0 if FIEMAP answers for this file: 1 if it sees an extent, 0 if none. */
-static int fiemap_usable(struct sparse_map *map)
-{
-	/* Ask for one extent rather than a count: counting makes the kernel
-	 * walk every extent of the file, which costs as much as the map. */
-	union {
-		struct fiemap fm;	/* fm_extents[0] lies in the bytes below */
-		unsigned char bytes[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
-	} q;
-	int r;
-
-	memset(&q, 0, sizeof(q));
-	q.fm.fm_start = 0;
-	q.fm.fm_length = FIEMAP_MAX_OFFSET;
-	q.fm.fm_extent_count = 1;
-	r = sm_sys_ioctl(map->fd, FS_IOC_FIEMAP, &q.fm);
-	if (fiemap_unsupported(r))
-		return -EOPNOTSUPP;
-	if (r < 0)
-		return r;
-	return q.fm.fm_mapped_extents > 0;
-}
-
 static int cmp_extent(const void *a, const void *b)
 {
 	const struct fiemap_extent *x = a, *y = b;
@@ -284,10 +261,59 @@ static int fetch(struct sparse_map *map, struct fiemap_state *st, int64_t pos)
 	return st->clean ? ask_fiemap(map, st, pos) : 0;
 }
 
+static int fiemap_init(struct sparse_map *map);
+
+/*
+ * >= 0 if FIEMAP answers for this file: 1 if it sees an extent, 0 if none.
+ * Unsynced, from the start of the map, the question is the first batch
+ * itself, kept for the map (map.c then leaves the state as it is), and 2
+ * says that written extents cover every byte.  Else one extent is asked for.
+ */
+static int fiemap_usable(struct sparse_map *map)
+{
+	/* Ask for one extent rather than a count: counting makes the kernel
+	 * walk every extent of the file, which costs as much as the map. */
+	union {
+		struct fiemap fm;	/* fm_extents[0] lies in the bytes below */
+		unsigned char bytes[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
+	} q;
+	int r;
+
+	if (map->fiemap_unsynced && map->pos == 0) {
+		struct fiemap_state *st;
+
+		r = map->backend_state ? 0 : fiemap_init(map);
+		if (r < 0)
+			return r;
+		st = map->backend_state;
+		r = fetch(map, st, 0);
+		if (fiemap_unsupported(r))
+			return -EOPNOTSUPP;
+		if (r < 0)
+			return r;
+		if (st->batch_end == map->size && st->nruns == 1 && st->runs[0].start == 0 &&
+		    st->runs[0].end == map->size && st->runs[0].kind == RUN_DATA)
+			return 2;
+		return st->fm->fm_mapped_extents > 0;
+	}
+	memset(&q, 0, sizeof(q));
+	q.fm.fm_start = 0;
+	q.fm.fm_length = FIEMAP_MAX_OFFSET;
+	q.fm.fm_extent_count = 1;
+	r = sm_sys_ioctl(map->fd, FS_IOC_FIEMAP, &q.fm);
+	if (fiemap_unsupported(r))
+		return -EOPNOTSUPP;
+	if (r < 0)
+		return r;
+	return q.fm.fm_mapped_extents > 0;
+}
+
 /*
  * Unsynced: what SEEK_DATA/SEEK_HOLE say of the bytes of [pos, end) that
- * no written extent covers.  Where SEEK is not built or not supported
- * here after all, they are data.
+ * no written extent covers.  Where SEEK is not built, or has no answer
+ * here after all (ext4 with inline_data fails SEEK_HOLE with ENOENT), they
+ * are data: asking FIEMAP with its sync instead would flush what AUTO
+ * promises to leave dirty.
  */
 static int ask_seek(struct sparse_map *map, struct fiemap_state *st, int64_t pos, int64_t end,
 		    struct sm_piece *piece)
@@ -300,8 +326,10 @@ static int ask_seek(struct sparse_map *map, struct fiemap_state *st, int64_t pos
 			piece->end = end;
 		return 0;
 	}
-	if (!sm_sys_unsupported(r))
+	if (!sm_sys_no_answer(r))
 		return r;
+	sm_debug(map, "fiemap: SEEK from %lld fails (%s): data up to %lld", (long long)pos,
+		 strerror(-r), (long long)end);
 #else
 	(void)map, (void)st, (void)pos;
 #endif
@@ -378,6 +406,8 @@ static void fiemap_reset(struct sparse_map *map)
 {
 	struct fiemap_state *st = map->backend_state;
 
+	/* The probe may have learnt the file system since the first batch. */
+	st->gaps_unproven = map->fiemap_gaps_unproven;
 	st->valid = false;
 	st->clean_from = -1;
 	st->clean = false;

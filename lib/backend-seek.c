@@ -16,6 +16,7 @@
 
 struct seek_state {
 	int64_t data_at;	/* where the last SEEK_DATA found data, or -1 */
+	int64_t first_hole;	/* the probe's SEEK_HOLE(0), if data came first; else 0 */
 };
 
 /*
@@ -31,6 +32,16 @@ static int64_t distrust_end(const struct sparse_map *map)
 	return map->size > limit ? limit : map->size;
 }
 
+/* Whether off lies past the file's end as it is now: an answer there from
+ * SEEK_DATA, or SEEK_HOLE's ENXIO before it, is true only of a file that
+ * shrank meanwhile (a FUSE daemon may say either of any file). */
+static bool past_eof_now(struct sparse_map *map, int64_t off)
+{
+	struct stat st;
+
+	return sm_sys_fstat(map->fd, &st) == 0 && off >= (int64_t)st.st_size;
+}
+
 static int seek_usable(struct sparse_map *map)
 {
 	int64_t r;
@@ -38,6 +49,7 @@ static int seek_usable(struct sparse_map *map)
 	if (map->size == 0)
 		return 0;
 	r = sm_map_lseek(map, 0, SEEK_HOLE);
+	map->probe_hole = r > 0 ? r : 0;
 	if (r >= 0 || r == -ENXIO)	/* ENXIO: the file shrank to 0 meanwhile */
 		return 0;
 	if (sm_sys_unsupported((int)r))
@@ -71,6 +83,8 @@ int sm_seek_piece(struct sparse_map *map, int64_t *data_at, int64_t pos, struct 
 		}
 		if (data < 0)
 			return (int)data;
+		if (data >= map->size && past_eof_now(map, data))
+			return -EIO;	/* data past the end: what came before it? */
 		if (data > pos) {
 			*data_at = data;
 			piece->end = data;
@@ -86,7 +100,10 @@ int sm_seek_piece(struct sparse_map *map, int64_t *data_at, int64_t pos, struct 
 	piece->flags = 0;
 	hole = sm_map_lseek(map, pos, SEEK_HOLE);
 	if (hole == -ENXIO) {
-		/* The file now ends at or before pos: what is past EOF is hole. */
+		/* The file now ends at or before pos: what is past EOF is hole.
+		 * Of a file that does not, the answer is wrong. */
+		if (!past_eof_now(map, pos))
+			return -EIO;
 		piece->end = map->size;
 		piece->kind = SPARSE_MAP_HOLE;
 		return 0;
@@ -109,6 +126,14 @@ static int seek_next(struct sparse_map *map, int64_t pos, struct sm_piece *piece
 {
 	struct seek_state *st = map->backend_state;
 
+	if (pos == 0 && st->first_hole > 0) {
+		/* The probe asked this very question a moment ago. */
+		piece->end = st->first_hole;
+		piece->kind = SPARSE_MAP_DATA;
+		piece->flags = 0;
+		st->first_hole = 0;
+		return 0;
+	}
 	return sm_seek_piece(map, &st->data_at, pos, piece);
 }
 
@@ -119,6 +144,7 @@ static int seek_init(struct sparse_map *map)
 	if (!st)
 		return -ENOMEM;
 	st->data_at = -1;
+	st->first_hole = map->probe_hole;
 	map->backend_state = st;
 	return 0;
 }
@@ -128,6 +154,7 @@ static void seek_reset(struct sparse_map *map)
 	struct seek_state *st = map->backend_state;
 
 	st->data_at = -1;
+	st->first_hole = 0;
 }
 
 static void seek_fini(struct sparse_map *map)

@@ -56,30 +56,28 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *ope
 
 #define SM_ASK_AGAIN (-1)	/* not an errno: the kernel's answer is not final */
 
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define SM_THREAD_LOCAL _Thread_local
-#else
-#define SM_THREAD_LOCAL __thread
-#endif
-
 /*
  * Where this thread's last call left fd's offset, when the kernel's answer
- * there proved that the file system of fd reports holes: data found beyond
- * the offset asked, or a hole before EOF.  A SEEK_DATA/SEEK_HOLE loop asks
- * from there next, for the other kind, and that answer is then final without the fstat that
- * tells a hole before EOF from a stub's hole at EOF, and without the
- * lseek(SEEK_CUR) that keeps the offset to put back on failure: the loop
- * costs what it costs with lseek.  It serves that one call only.  Were fd
- * closed and reopened on another file in between, the answer would still
- * be the kernel's, a true one (never data called a hole), if perhaps a
- * coarser one than a walk would give.
+ * there was final: data found beyond the offset asked, a hole before EOF,
+ * or any answer of a file system whose SEEK_DATA and SEEK_HOLE are its
+ * own (sm_fs_seeks_natively()).  A SEEK_DATA/SEEK_HOLE loop asks from
+ * there next, for the other kind, and that answer is then final without
+ * the fstat that tells a hole before EOF from a stub's hole at EOF, and
+ * without the lseek(SEEK_CUR) that keeps the offset to put back on
+ * failure: the loop costs what it costs with lseek.  It serves that one
+ * call only.  Were fd closed and reopened on another file in between, the
+ * answer would still be the kernel's, a true one (never data called a
+ * hole), if perhaps a coarser one than a walk would give.
  */
 #ifdef SM_HAVE_SEEK
 static SM_THREAD_LOCAL struct {
 	int fd;
 	int64_t at;
 	enum sparse_map_kind next;	/* what the loop asks there next */
-} proof = { -1, -1, SPARSE_MAP_DATA };
+	bool native;			/* the file system's SEEK is its own */
+	int64_t type;			/* its f_type, 0 if not asked */
+	int64_t size;			/* the file's size as last seen, or -1 */
+} proof = { -1, -1, SPARSE_MAP_DATA, false, 0, -1 };
 #endif
 
 /* What the kernel said, and what a failed call must put back. */
@@ -87,6 +85,18 @@ struct ask {
 	int64_t native;		/* the kernel's answer, where the offset now is; -1: none */
 	int64_t before;		/* the offset before the call, where native >= 0 */
 };
+
+#ifdef SM_HAVE_SEEK
+/* The file's size, asked once a call (-1 where fd is no regular file). */
+static int64_t file_size(int fd, int64_t *size)
+{
+	struct stat st;
+
+	if (*size < 0 && sm_sys_fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		*size = (int64_t)st.st_size;
+	return *size;
+}
+#endif
 
 /*
  * The kernel's own answer where it is final (the file offset is then at
@@ -100,9 +110,10 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, str
 #ifdef SM_HAVE_SEEK
 	int whence = want == SPARSE_MAP_DATA ? SEEK_DATA : SEEK_HOLE;
 	bool proven = fd == proof.fd && offset == proof.at && want == proof.next;
-	bool dense = false;
+	bool native = proven && proof.native, dense = false;
+	int64_t size = proven ? proof.size : -1;
+	int64_t type = proven ? proof.type : 0, r;
 	struct stat st;
-	int64_t r;
 
 	proof.fd = -1;
 	if (sm_env_names_backend())
@@ -110,19 +121,25 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, str
 	if (proven) {
 		a->before = offset;	/* where our last call left it */
 	} else {
-		a->before = sm_sys_lseek(fd, 0, SEEK_CUR);
-		if (a->before < 0)
-			return a->before;	/* ESPIPE: no file offset to move */
-	}
-	if (want == SPARSE_MAP_HOLE && !proven) {
-		/* The size first: a hole is final if it is before EOF, and
-		 * only a regular file's offset is worth moving. */
+		/* Only a regular file's offset is worth moving; the walk
+		 * says what else fd is. */
 		if (sm_sys_fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 			return SM_ASK_AGAIN;
-		if (offset >= (int64_t)st.st_size)
-			return -ENXIO;
-		dense = sm_sys_st_blocks(&st) * 512 >= (int64_t)st.st_size;
+		size = (int64_t)st.st_size;
+		dense = sm_sys_st_blocks(&st) * 512 >= size;
+		if (sm_sys_fs_type(fd, &type) < 0)
+			type = 0;
+		/* A file system whose SEEK is its own answers finally, so
+		 * the offset needs no keeping: no walk follows. */
+		native = sm_fs_seeks_natively(type);
+		if (!native) {
+			a->before = sm_sys_lseek(fd, 0, SEEK_CUR);
+			if (a->before < 0)
+				return a->before;
+		}
 	}
+	if (want == SPARSE_MAP_HOLE && file_size(fd, &size) >= 0 && offset >= size)
+		return -ENXIO;
 	r = sm_sys_lseek(fd, offset, whence);
 	if (r >= 0)
 		a->native = r;
@@ -130,16 +147,23 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, str
 		/* At or past EOF, or no data after offset: final, but for
 		 * the last MiB below 2^63, where backend-seek.c distrusts
 		 * "no more data" (tmpfs). */
-		if (sm_sys_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    (offset >= (int64_t)st.st_size ||
-		     (int64_t)st.st_size <= INT64_MAX - SM_MAX_BLKSIZE))
+		if (file_size(fd, &size) >= 0 &&
+		    (offset >= size || size <= INT64_MAX - SM_MAX_BLKSIZE))
 			return -ENXIO;
 		return SM_ASK_AGAIN;
 	}
 	if (r < offset)
 		return SM_ASK_AGAIN;	/* an error, or an answer breaking the contract */
-	if (proven || (want == SPARSE_MAP_DATA && r > offset) ||
-	    (want == SPARSE_MAP_HOLE && r < (int64_t)st.st_size)) {
+	/* Data found past EOF is no answer: the bytes before it were skipped
+	 * (a FUSE daemon may say so; no file system of the kernel's does).
+	 * The file may have grown since its size was seen: look again. */
+	if (want == SPARSE_MAP_DATA && !native && r >= size) {
+		size = -1;
+		if (file_size(fd, &size) < 0 || r >= size)
+			return SM_ASK_AGAIN;
+	}
+	if (native || proven || (want == SPARSE_MAP_DATA && r > offset) ||
+	    (want == SPARSE_MAP_HOLE && r < size)) {
 		/* No stub says data beyond offset or a hole before EOF.  (A
 		 * character device whose lseek answers its file position
 		 * could say the first: the one answer trusted without fstat,
@@ -147,13 +171,14 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, str
 		proof.fd = fd;
 		proof.at = r;
 		proof.next = want == SPARSE_MAP_DATA ? SPARSE_MAP_HOLE : SPARSE_MAP_DATA;
+		proof.native = native;
+		proof.type = type;
+		proof.size = size;
 		return r;
 	}
-	/* What a stub would say too: data at offset, the hole at EOF.
-	 * True all the same where every byte of the file is stored, as
-	 * the probe believes it. */
-	if (want == SPARSE_MAP_DATA && sm_sys_fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		dense = sm_sys_st_blocks(&st) * 512 >= (int64_t)st.st_size;
+	/* What a stub would say too: data at offset, the hole at EOF.  True
+	 * all the same where every byte of the file is stored, as the probe
+	 * believes it. */
 	return dense ? r : SM_ASK_AGAIN;
 #else
 	(void)fd; (void)offset; (void)want;
@@ -188,7 +213,7 @@ SM_EXPORT int64_t sparse_map_lseek(int fd, int64_t offset, int whence)
 				r = sm_sys_lseek(fd, r, SEEK_SET);
 		}
 		/* A failed call leaves the offset where it was, as lseek does. */
-		if (r < 0 && a.native >= 0)
+		if (r < 0 && a.native >= 0 && a.before >= 0)
 			(void)sm_sys_lseek(fd, a.before, SEEK_SET);
 	}
 	if (r < 0) {

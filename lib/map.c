@@ -17,8 +17,32 @@
 
 int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence)
 {
-	map->offset_moved = true;
+	if (!map->offset_moved) {
+		/* Asked only now: most maps never move the offset. */
+		map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
+		if (map->saved_offset < 0)
+			return map->saved_offset;
+		map->offset_moved = true;
+	}
 	return sm_sys_lseek(map->fd, offset, whence);
+}
+
+int sm_map_access(struct sparse_map *map)
+{
+	int fl;
+
+	if (map->access_known)
+		return 0;
+	fl = sm_sys_getfl(map->fd);
+	if (fl < 0)
+		return fl;
+#ifdef O_PATH
+	if (fl & O_PATH)
+		return -EBADF;	/* no reads, seeks or ioctls on it */
+#endif
+	map->readable = (fl & O_ACCMODE) != O_WRONLY;
+	map->access_known = true;
+	return 0;
 }
 
 static int64_t clamp_blksize(const struct stat *st)
@@ -42,24 +66,44 @@ static void map_free(struct sparse_map *map)
 	sm_sys_free(map);
 }
 
-/* Check fd and fill in what the backends need to know about the file. */
-static int map_describe(struct sparse_map *map)
+/* The file system's type, asked once (0: unknown, and on systems without
+ * it).  It only ever enables a shortcut, never a belief that something is
+ * a hole. */
+int64_t sm_map_fs_type(struct sparse_map *map)
+{
+	if (!map->fs_type_known && !map->is_blockdev &&
+	    sm_sys_fs_type(map->fd, &map->fs_type) < 0)
+		map->fs_type = 0;
+	map->fs_type_known = true;
+	return map->fs_type;
+}
+
+/* Check fd and fill in what the backends need to know about the file:
+ * from the caller's fstat where it gave one of a struct stat laid out as
+ * the library's (a caller built with other _FILE_OFFSET_BITS or _TIME_BITS
+ * has another), else from fstat. */
+static int map_describe(struct sparse_map *map, const struct sparse_map_options *o)
 {
 	struct stat st;
-	int fl, r;
+	int r;
 
-	r = sm_sys_fstat(map->fd, &st);
-	if (r < 0)
-		return r;
+	if (o->st && o->st_len == sizeof(struct stat)) {
+		st = *o->st;
+	} else {
+		r = sm_sys_fstat(map->fd, &st);
+		if (r < 0)
+			return r;
+	}
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
-	/* The offset to put back at close, taken before a disk is sized,
-	 * since sizing one may seek (sys-posix.c).  A FIFO or socket says
-	 * -ESPIPE here. */
-	map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
-	if (map->saved_offset < 0)
-		return (int)map->saved_offset;
 	if (!S_ISREG(st.st_mode)) {
+		/* The offset to put back at close, taken before a disk is
+		 * sized, since sizing one may seek (sys-posix.c).  A FIFO or
+		 * socket says -ESPIPE here.  A regular file's is asked only
+		 * if something moves it (sm_map_lseek()). */
+		map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
+		if (map->saved_offset < 0)
+			return (int)map->saved_offset;
 		/* A disk is what the system says it is (sys-<system>.c):
 		 * Linux's are block devices, FreeBSD's character devices. */
 		map->offset_moved = true;
@@ -70,23 +114,11 @@ static int map_describe(struct sparse_map *map)
 			return -ESPIPE;
 		map->is_blockdev = true;
 	}
-	fl = sm_sys_getfl(map->fd);
-	if (fl < 0)
-		return fl;
-#ifdef O_PATH
-	if (fl & O_PATH)
-		return -EBADF;	/* no reads, seeks or ioctls on it */
-#endif
-	map->readable = (fl & O_ACCMODE) != O_WRONLY;
+	map->dev = st.st_dev;
 	map->blksize = clamp_blksize(&st);
 	map->st_blocks = sm_sys_st_blocks(&st);
-	if (!map->is_blockdev) {
+	if (!map->is_blockdev)
 		map->st_size = (int64_t)st.st_size;
-		/* Unknown (0) on failure: the type only ever enables a
-		 * shortcut, never a belief that something is a hole. */
-		if (sm_sys_fs_type(map->fd, &map->fs_type) < 0)
-			map->fs_type = 0;
-	}
 	return 0;
 }
 
@@ -132,7 +164,7 @@ SM_EXPORT int sparse_map_open_with(int fd, const struct sparse_map_options *opts
 	map->fd = fd;
 	map->flags = opts->flags;
 
-	r = map_describe(map);
+	r = map_describe(map, opts);
 	if (r < 0)
 		goto fail;
 	map->size = opts->size == SPARSE_MAP_SIZE_FSTAT ? map->st_size : opts->size;
@@ -141,9 +173,12 @@ SM_EXPORT int sparse_map_open_with(int fd, const struct sparse_map_options *opts
 		goto fail;
 	}
 	map->pos = opts->start;
-	if ((map->flags & (SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES)) && !map->readable) {
-		r = -EBADF;
-		goto fail;
+	if (map->flags & (SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES)) {
+		r = sm_map_access(map);
+		if (r == 0 && !map->readable)
+			r = -EBADF;
+		if (r < 0)
+			goto fail;
 	}
 	if (map->flags & SPARSE_MAP_SYNC) {
 		r = sm_sys_fdatasync(fd);
@@ -155,7 +190,8 @@ SM_EXPORT int sparse_map_open_with(int fd, const struct sparse_map_options *opts
 	r = sm_choose_backend(map, opts->backend);
 	if (r < 0)
 		goto fail;
-	r = map->backend->init(map);
+	/* The probe may have set the backend up already, with its answer. */
+	r = map->backend_state ? 0 : map->backend->init(map);
 	if (r < 0)
 		goto fail;
 	*mapp = map;

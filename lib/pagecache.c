@@ -30,10 +30,10 @@
 #include "sparse-map-private.h"
 
 /* Whether the file lives on ramfs, whose page cache is its storage. */
-bool sm_pagecache_is_ramfs(const struct sparse_map *map)
+bool sm_pagecache_is_ramfs(struct sparse_map *map)
 {
 	/* fs_type is in Linux's numbers, and 0 on other systems. */
-	return !map->is_blockdev && map->fs_type == 0x858458f6;	/* RAMFS_MAGIC */
+	return !map->is_blockdev && sm_map_fs_type(map) == 0x858458f6;	/* RAMFS_MAGIC */
 }
 
 static int64_t present(struct sparse_map *map, int64_t off, int64_t len);
@@ -51,6 +51,9 @@ int sm_pagecache_check(struct sparse_map *map)
 	map->pages_are_storage = false;
 	if (!sm_pagecache_is_ramfs(map))
 		return 0;
+	r = sm_map_access(map);
+	if (r < 0)
+		return r;
 	if (!map->readable || map->st_size == 0 || page <= 0 || map->blksize != page)
 		return 0;
 	n = present(map, 0, map->st_size);

@@ -15,13 +15,14 @@
  *      answer rather than read, since reading a ramfs hole stores it;
  *   5. under SPARSE_MAP_NO_READ, where only reading would find holes:
  *      SEEK's all-data answer, or NONE (all data, no system call).
- * A source that fails says only that it has no answer (no_answer()): AUTO
+ * A source that fails says only that it has no answer (sm_sys_no_answer()): AUTO
  * asks the next, at open and, through sm_fall_back(), in the middle of a
  * map, where FIEMAP with its sync, then SCAN, then NONE go on from there.
- * Before 1, on ext4 (ext2 and ext3 share its f_type), XFS and Btrfs:
- * FIEMAP without FIEMAP_FLAG_SYNC, when it answers (unsynced_fiemap()): a
- * batch of extents a call instead of two lseeks a data range, and SEEK
- * asked only where the extents prove nothing (backend-fiemap.c).
+ * Before 1, FIEMAP without FIEMAP_FLAG_SYNC on any file (fiemap_first()):
+ * written extents over every byte map a dense file with that one call; and
+ * on ext4 (ext2 and ext3 share its f_type), XFS and Btrfs the map goes on
+ * with it: a batch of extents a call instead of two lseeks a data range,
+ * and SEEK asked only where the extents prove nothing (backend-fiemap.c).
  * SPARSE_MAP_BACKEND=seek|fiemap|scan|ranges|none stands in for a forced
  * backend where the caller asked for AUTO, and gives way to AUTO where it
  * cannot serve; SPARSE_MAP_DEBUG=1 prints the reasoning.  SPARSE_MAP_NO_ENV
@@ -95,10 +96,18 @@ static int force(struct sparse_map *map, enum sparse_map_backend id)
 		sm_debug(map, "%s: not built for this platform", sparse_map_backend_name(id));
 		return -EOPNOTSUPP;
 	}
+	/* Reading on ramfs reads only blocks with pages. */
+	if (b->reads_data || (map->flags & (SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES))) {
+		r = sm_pagecache_check(map);
+		if (r < 0)
+			return r;
+	}
 	if (b->reads_data && (map->flags & SPARSE_MAP_NO_READ)) {
 		sm_debug(map, "%s: reads the file, and SPARSE_MAP_NO_READ forbids that", b->name);
 		return -EINVAL;
 	}
+	if (b->reads_data && (r = sm_map_access(map)) < 0)
+		return r;
 	if (b->reads_data && !map->readable) {
 		sm_debug(map, "%s: fd is not open for reading", b->name);
 		return -EBADF;
@@ -145,38 +154,88 @@ bool sm_env_names_backend(void)
  * and AUTO goes on as below.
  * Sets the map's mode and says whether to take it.
  */
-static bool unsynced_fiemap(struct sparse_map *map)
+bool sm_fs_seeks_natively(int64_t type)
 {
-#if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
-	bool btrfs = map->fs_type == 0x9123683E;	/* BTRFS_SUPER_MAGIC */
-	int r;
+	return type == 0xEF53 /* ext2, ext3, ext4 */ || type == 0x58465342 /* XFS */ ||
+	       type == 0x9123683E /* Btrfs */ || type == 0x01021994 /* tmpfs */;
+}
 
-	if (!btrfs && map->fs_type != 0xEF53 /* EXT4_SUPER_MAGIC */ &&
-	    map->fs_type != 0x58465342 /* XFS_SUPER_MAGIC */)
+static bool fiemap_file_system(struct sparse_map *map)
+{
+	int64_t type = sm_map_fs_type(map);
+
+	return type == 0x9123683E /* BTRFS_SUPER_MAGIC */ || type == 0xEF53 /* EXT4_SUPER_MAGIC */ ||
+	       type == 0x58465342 /* XFS_SUPER_MAGIC */;
+}
+
+static bool unsynced_fiemap(struct sparse_map *map, int answer)
+{
+	bool btrfs = sm_map_fs_type(map) == 0x9123683E;
+
+	if (!fiemap_file_system(map))
 		return false;
 	/* As below: no extent at all is believed only of a file with no blocks. */
-	r = sm_backend_fiemap.usable(map);
-	if (r < 0 || (r == 0 && map->st_blocks != 0))
+	if (answer < 0 || (answer == 0 && map->st_blocks != 0))
 		return false;
-	map->fiemap_unsynced = true;
 	map->fiemap_gaps_unproven = btrfs;
+	/* ext4 and XFS prove gaps with cachestat asked before the FIEMAP
+	 * that shows them: the first answer was asked without, so ask again. */
+	if (!btrfs && map->backend_state)
+		sm_backend_fiemap.reset(map);
 	return true;
-#else
-	(void)map;
-	return false;
-#endif
 }
 
 /*
- * Whether -err from a source of hole information (SEEK_DATA/SEEK_HOLE,
- * FIEMAP, FSCTL_QUERY_ALLOCATED_RANGES) says only that it has no answer
- * here, so that AUTO asks the next one: every error but those that reading
- * the file would meet as well.  (ext4 with inline_data answers SEEK_HOLE
- * with ENOENT, GlusterFS SEEK_DATA with EBADFD, FUSE what it likes.)
+ * FIEMAP first, without sync, whatever the file system: written extents
+ * over every byte say all there is to say, since calling bytes data is
+ * never wrong (only a hole needs a source that can be trusted).  So a
+ * dense file costs this one question.  Else, on ext4, XFS and Btrfs the
+ * map goes on with FIEMAP (unsynced_fiemap()), and elsewhere the answer
+ * is dropped.  1 if FIEMAP maps the file, 0 if not, -errno.
  */
-static bool no_answer(int err)
+#if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
+/* The device of the last file this thread found without FIEMAP (tmpfs,
+ * ramfs, ...): the next file there is not asked first.  Only the order of
+ * the questions depends on it, never an answer. */
+static SM_THREAD_LOCAL struct {
+	dev_t dev;
+	bool valid;
+} no_fiemap;
+#endif
+
+static int fiemap_first(struct sparse_map *map)
 {
-	return err != -ENOMEM && err != -EBADF;
+#if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
+	int r;
+
+	if (no_fiemap.valid && no_fiemap.dev == map->dev && !fiemap_file_system(map))
+		return 0;
+	map->fiemap_unsynced = true;
+	map->fiemap_gaps_unproven = true;	/* until the file system is known */
+	r = sm_backend_fiemap.usable(map);
+	no_fiemap.valid = r == -EOPNOTSUPP;
+	no_fiemap.dev = map->dev;
+	if (r == 2) {
+		use(map, SPARSE_MAP_BACKEND_FIEMAP,
+		    "FIEMAP without sync: written extents cover every byte");
+		return 1;
+	}
+	if (r >= 0 && unsynced_fiemap(map, r)) {
+		use(map, SPARSE_MAP_BACKEND_FIEMAP, map->fiemap_gaps_unproven ?
+		    "Btrfs: FIEMAP without sync, SEEK for every gap and unsure extent" :
+		    "ext4 or XFS: FIEMAP without sync, SEEK where the extents prove nothing");
+		return 1;
+	}
+	if (map->backend_state)
+		sm_backend_fiemap.fini(map);
+	map->fiemap_unsynced = false;
+	map->fiemap_gaps_unproven = false;
+	if (!sm_sys_no_answer(r))
+		return r;
+#else
+	(void)map;
+#endif
+	return 0;
 }
 
 /* Whether FIEMAP (with its sync) answers and agrees with st_blocks: 1 to
@@ -193,7 +252,7 @@ static int fiemap_trusted(struct sparse_map *map)
 			 (long long)map->st_blocks);
 	else if (r == -EOPNOTSUPP)
 		sm_debug(map, "fiemap: unsupported here");
-	else if (no_answer(r))
+	else if (sm_sys_no_answer(r))
 		sm_debug(map, "fiemap: %s: not trusted", strerror(-r));
 	else
 		return r;
@@ -206,7 +265,7 @@ static int fiemap_trusted(struct sparse_map *map)
 /* Where nothing reports holes: SCAN, if it may read, and reading stores
  * nothing (ramfs holes are read only where pages show them, pagecache.c);
  * under SPARSE_MAP_NO_READ, ramfs's pages say it without a read. */
-static bool scan_may_serve(const struct sparse_map *map)
+static bool scan_may_serve(struct sparse_map *map)
 {
 	if (!map->readable)
 		return false;
@@ -231,6 +290,9 @@ static int probe(struct sparse_map *map)
 		/* No file system describes a device's holes: only its bytes
 		 * can.  Linux refuses SEEK_DATA/SEEK_HOLE on devices (EINVAL),
 		 * so an fd that cannot be read cannot be mapped at all. */
+		r = sm_map_access(map);
+		if (r < 0)
+			return r;
 		if (map->flags & SPARSE_MAP_NO_READ)
 			return use(map, SPARSE_MAP_BACKEND_NONE,
 				   "a block device, whose zeroes only reading finds: SPARSE_MAP_NO_READ");
@@ -241,15 +303,18 @@ static int probe(struct sparse_map *map)
 		return -EBADF;
 	}
 
-	if (unsynced_fiemap(map))
-		return use(map, SPARSE_MAP_BACKEND_FIEMAP, map->fiemap_gaps_unproven ?
-			   "Btrfs: FIEMAP without sync, SEEK for every gap and unsure extent" :
-			   "ext4 or XFS: FIEMAP without sync, SEEK where the extents prove nothing");
+	r = fiemap_first(map);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	r = sm_pagecache_check(map);
+	if (r < 0)
+		return r;
 #ifdef SM_HAVE_SEEK
 	{
 		int64_t hole = sm_map_lseek(map, 0, SEEK_HOLE);
 		bool allocated = map->st_blocks * 512 >= map->st_size;
 
+		map->probe_hole = hole > 0 ? hole : 0;
 		if (hole >= 0 && hole < map->st_size)
 			return use(map, SPARSE_MAP_BACKEND_SEEK, "SEEK_HOLE finds a hole before EOF");
 		if (hole >= 0 && allocated)
@@ -268,7 +333,7 @@ static int probe(struct sparse_map *map)
 				 (long long)map->st_size);
 		} else if (sm_sys_unsupported((int)hole) || hole == -ENXIO) {
 			sm_debug(map, "seek: unsupported here (%s)", strerror((int)-hole));
-		} else if (no_answer((int)hole)) {
+		} else if (sm_sys_no_answer((int)hole)) {
 			sm_debug(map, "seek: SEEK_HOLE(0) fails (%s): not trusted", strerror((int)-hole));
 		} else {
 			return (int)hole;
@@ -281,6 +346,10 @@ static int probe(struct sparse_map *map)
 	if (r > 0)
 		return use(map, SPARSE_MAP_BACKEND_FIEMAP, "FIEMAP answers, and agrees with st_blocks");
 
+	/* What is left depends on whether fd may be read. */
+	r = sm_map_access(map);
+	if (r < 0)
+		return r;
 	if (map->readable) {
 		/* Windows (sys-windows.c), which asks for read access; elsewhere
 		 * it answers -EOPNOTSUPP at once. */
@@ -288,7 +357,7 @@ static int probe(struct sparse_map *map)
 		if (r == 0)
 			return use(map, SPARSE_MAP_BACKEND_RANGES,
 				   "FSCTL_QUERY_ALLOCATED_RANGES answers");
-		if (r != -EOPNOTSUPP && !no_answer(r))
+		if (r != -EOPNOTSUPP && !sm_sys_no_answer(r))
 			return r;
 	}
 
@@ -322,13 +391,15 @@ int sm_fall_back(struct sparse_map *map, int64_t pos, int err)
 
 	/* A backend the caller named keeps its errors; SCAN's are read errors. */
 	if (!map->auto_mode || from->reads_data || from->id == SPARSE_MAP_BACKEND_NONE ||
-	    !no_answer(err))
+	    !sm_sys_no_answer(err))
 		return err;
 	sm_debug(map, "%s: fails at %lld (%s): the next source of hole information goes on",
 		 from->name, (long long)pos, strerror(-err));
 	map->fiemap_unsynced = false;
 	map->fiemap_gaps_unproven = false;
 	r = synced_fiemap ? 0 : fiemap_trusted(map);
+	if (r == 0)
+		r = sm_map_access(map);
 	if (r < 0)
 		return r;
 	if (r > 0)
@@ -353,9 +424,6 @@ int sm_choose_backend(struct sparse_map *map, enum sparse_map_backend requested)
 	int r;
 
 	map->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
-	r = sm_pagecache_check(map);
-	if (r < 0)
-		return r;
 	if (requested != SPARSE_MAP_BACKEND_AUTO)
 		return force(map, requested);
 	map->auto_mode = true;

@@ -39,6 +39,13 @@
 #define SM_OPEN_FLAGS (SPARSE_MAP_SYNC | SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES | \
 		       SPARSE_MAP_NO_READ | SPARSE_MAP_NO_ENV)
 
+/* Per-thread state (lseek.c's loop record, probe.c's FIEMAP hint). */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define SM_THREAD_LOCAL _Thread_local
+#else
+#define SM_THREAD_LOCAL __thread
+#endif
+
 /* What a backend says about the bytes from one offset on: [offset, end). */
 struct sm_piece {
 	int64_t end;
@@ -102,15 +109,21 @@ struct sparse_map {
 
 	int64_t size;		/* ranges end here: fstat's size at open, or the caller's */
 	int64_t st_size;	/* fstat's size at open (a block device's size) */
+	dev_t dev;		/* st_dev */
 	int64_t blksize;	/* st_blksize, clamped to [512, SM_MAX_BLKSIZE] */
 	int64_t st_blocks;
-	int64_t fs_type;	/* fstatfs f_type of a regular file's file system, else 0 */
+	int64_t fs_type;	/* sm_map_fs_type(): the regular file's f_type, else 0 */
+	bool fs_type_known;
 	/* Set by probe.c when AUTO maps with FIEMAP on a file system where it
 	 * may do so without FIEMAP_FLAG_SYNC: see backend-fiemap.c. */
 	bool fiemap_unsynced;
 	bool fiemap_gaps_unproven;	/* Btrfs: clean pages prove no gap a hole */
+	/* Where the probe's SEEK_HOLE(0) found the first hole, if it found
+	 * data before it (0 otherwise): the SEEK backend's first answer. */
+	int64_t probe_hole;
 	bool is_blockdev;
-	bool readable;
+	bool readable;		/* valid once access_known (sm_map_access()) */
+	bool access_known;
 	bool pages_are_storage;	/* ramfs, checked: a block without a page is a hole */
 	bool no_cachestat;	/* cachestat failed once: do not ask again */
 	bool use_mincore;	/* no cachestat (Linux < 6.5): ask mincore instead */
@@ -145,6 +158,10 @@ int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece);
 int sm_choose_backend(struct sparse_map *map, enum sparse_map_backend requested);
 /* Whether SPARSE_MAP_BACKEND names a backend (valid or not) for AUTO to use. */
 bool sm_env_names_backend(void);
+/* Whether a file system (f_type, in Linux's numbers) has SEEK_DATA and
+ * SEEK_HOLE of its own, which the kernel's generic stub never answers for:
+ * ext4, XFS, Btrfs and tmpfs. */
+bool sm_fs_seeks_natively(int64_t type);
 /* Under AUTO, after the backend failed with -err at pos: the next source of
  * hole information that can be trusted takes over from pos (0), or -err
  * stays the answer. */
@@ -162,7 +179,7 @@ int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
 		bool *zero, int64_t *run_end);
 void sm_readbuf_reset(struct sparse_map *map);
 /* pagecache.c */
-bool sm_pagecache_is_ramfs(const struct sparse_map *map);
+bool sm_pagecache_is_ramfs(struct sparse_map *map);
 int sm_pagecache_check(struct sparse_map *map);
 int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t max,
 			int64_t *end);
@@ -233,6 +250,15 @@ int sm_sys_allocated_ranges(int fd, int64_t off, int64_t len, struct sm_alloc_ra
  * EOPNOTSUPP, ENOTSUP where it differs, as on macOS and illumos, ENOTTY,
  * ENOSYS). */
 bool sm_sys_unsupported(int err);
+/*
+ * Whether -err from a source of hole information (SEEK_DATA/SEEK_HOLE,
+ * FIEMAP, FSCTL_QUERY_ALLOCATED_RANGES, cachestat) says only that it has
+ * no answer here, so that AUTO asks the next one: every error but those
+ * that reading the file would meet as well (ENOMEM, EBADF).  ext4 with
+ * inline_data answers SEEK_HOLE with ENOENT, GlusterFS SEEK_DATA with
+ * EBADFD, a FUSE daemon what it likes.
+ */
+bool sm_sys_no_answer(int err);
 
 /*
  * sys-<system>.c: what differs between systems, one file and one table per
@@ -259,5 +285,10 @@ extern const struct sm_os sm_os;
 
 /* lseek on the map's fd, remembering that the file offset must be put back. */
 int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence);
+/* fstatfs f_type of the regular file's file system, asked once; 0 if unknown. */
+int64_t sm_map_fs_type(struct sparse_map *map);
+/* Asks the fd's access mode once, for map->readable: 0, or -errno (-EBADF
+ * for an O_PATH descriptor). */
+int sm_map_access(struct sparse_map *map);
 
 #endif /* SPARSE_MAP_PRIVATE_H */

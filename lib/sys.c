@@ -392,6 +392,11 @@ bool sm_sys_unsupported(int err)
 	return err == -EINVAL || err == -EOPNOTSUPP || err == -ENOTTY || err == -ENOSYS;
 }
 
+bool sm_sys_no_answer(int err)
+{
+	return err != -ENOMEM && err != -EBADF;
+}
+
 long sm_sys_min_hole_size(int fd)
 {
 #ifdef _PC_MIN_HOLE_SIZE

@@ -27,7 +27,7 @@ static struct sm_sys_table libc_table;
 static char path[4096];
 
 static struct {
-	int fstat, getfl, lseek, pread, fdatasync, ioctl, fstatfs, malloc;
+	int fstat, getfl, lseek, pread, fdatasync, ioctl, fstatfs, cachestat, fadvise, malloc;
 	size_t bytes;
 	int fail_alloc_at;	/* fail the n-th allocation (1-based), 0: never */
 } seen;
@@ -39,6 +39,16 @@ static ssize_t c_pread(int fd, void *b, size_t n, off_t o) { seen.pread++; retur
 static int c_fdatasync(int fd) { seen.fdatasync++; return libc_table.fdatasync(fd); }
 static int c_ioctl(int fd, unsigned long r, void *a) { seen.ioctl++; return libc_table.ioctl(fd, r, a); }
 static int c_fstatfs(int fd, int64_t *t) { seen.fstatfs++; return libc_table.fstatfs(fd, t); }
+static int c_cachestat(int fd, int64_t o, int64_t n, struct sm_cachestat *cs)
+{
+	seen.cachestat++;
+	return libc_table.cachestat(fd, o, n, cs);
+}
+static int c_fadvise(int fd, off_t o, off_t n, int advice)
+{
+	seen.fadvise++;
+	return libc_table.fadvise(fd, o, n, advice);
+}
 
 static void *c_malloc(size_t n)
 {
@@ -62,6 +72,7 @@ static void count_calls(void)
 	sm_sys_table = (struct sm_sys_table){
 		.fstat = c_fstat, .getfl = c_getfl, .lseek = c_lseek, .pread = c_pread,
 		.fdatasync = c_fdatasync, .ioctl = c_ioctl, .fstatfs = c_fstatfs,
+		.cachestat = c_cachestat, .fadvise = c_fadvise,
 		.malloc = c_malloc, .posix_memalign = c_posix_memalign,
 	};
 }
@@ -101,14 +112,15 @@ END_TEST
 #ifdef SM_HAVE_SEEK
 /* sparse_map_lseek costs what lseek costs where the file system reports
  * holes: in a SEEK_DATA/SEEK_HOLE loop, each call is one lseek.  A call
- * that does not go on from this thread's last answer also asks where the
- * offset is (to put it back should the call fail), and a SEEK_HOLE there
- * asks fstat too (to tell a hole before EOF from a stub's hole at EOF). */
+ * that does not go on from this thread's last answer also asks fstat and
+ * fstatfs (what fd is, its size, whether its file system's SEEK is its
+ * own), and where it is not, where the offset is, to put it back should
+ * the call fail. */
 START_TEST(test_lseek_costs_one_call)
 {
 	int fd = make_runs(10);
-	int64_t blk = th_blksize(fd);
-	int calls;
+	int64_t blk = th_blksize(fd), type;
+	int calls, first;
 
 	if (lseek(fd, 0, SEEK_HOLE) != blk) {
 		fprintf(stderr, "this file system reports no holes: sparse_map_lseek's cost not tested\n");
@@ -116,10 +128,12 @@ START_TEST(test_lseek_costs_one_call)
 		unlink(path);
 		return;
 	}
+	ck_assert_int_eq(sm_sys_fs_type(fd, &type), 0);
+	first = sm_fs_seeks_natively(type) ? 1 : 2;	/* lseeks of a first call */
 	count_calls();
 	ck_assert_int_eq(sparse_map_lseek(fd, blk, SPARSE_MAP_SEEK_DATA), 4 * blk);
 	calls = seen.fstat + seen.getfl + seen.lseek + seen.pread + seen.ioctl + seen.fstatfs;
-	ck_assert_msg(seen.lseek == 2 && calls == 2 && seen.malloc == 0,
+	ck_assert_msg(seen.lseek == first && calls == first + 2 && seen.malloc == 0,
 		      "SEEK_DATA, first call: %d lseek, %d calls, %d allocations", seen.lseek,
 		      calls, seen.malloc);
 	count_calls();
@@ -136,8 +150,9 @@ START_TEST(test_lseek_costs_one_call)
 	count_calls();
 	ck_assert_int_eq(sparse_map_lseek(fd, 4 * blk + 1, SPARSE_MAP_SEEK_HOLE), 5 * blk);
 	calls = seen.fstat + seen.getfl + seen.lseek + seen.pread + seen.ioctl + seen.fstatfs;
-	ck_assert_msg(seen.lseek == 2 && seen.fstat == 1 && calls == 3 && seen.malloc == 0,
-		      "SEEK_HOLE: %d lseek, %d fstat, %d calls", seen.lseek, seen.fstat, calls);
+	ck_assert_msg(seen.lseek == first && seen.fstat == 1 && calls == first + 2 &&
+		      seen.malloc == 0, "SEEK_HOLE: %d lseek, %d fstat, %d calls", seen.lseek,
+		      seen.fstat, calls);
 	sm_sys_table = libc_table;
 	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 5 * blk);
 	close(fd);
@@ -469,6 +484,87 @@ START_TEST(test_seeking_to_zero_is_no_size)
 }
 END_TEST
 
+static int all_calls(void)
+{
+	return seen.fstat + seen.getfl + seen.lseek + seen.pread + seen.fdatasync + seen.ioctl +
+	       seen.fstatfs + seen.cachestat + seen.fadvise;
+}
+
+/* The system calls of a whole map of a dense, written-back file of 8 KiB
+ * in dir: open, every range, close. */
+static int dense_map_calls(const char *dir, enum sparse_map_backend b, int64_t *fs_type)
+{
+	struct sparse_map *map;
+	struct sparse_map_range r;
+	char p[4096];
+	int fd = th_create(dir, p, sizeof(p)), n = 0;
+
+	th_fill(fd, 0, 8192);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(sm_sys_fs_type(fd, fs_type), 0);
+	count_calls();
+	ck_assert_int_eq(sparse_map_open(fd, b, 0, &map), 0);
+	while (sparse_map_next(map, &r) == 1)
+		n++;
+	sparse_map_close(map);
+	sm_sys_table = libc_table;
+	ck_assert_int_eq(n, 1);
+	close(fd);
+	unlink(p);
+	return all_calls();
+}
+
+/*
+ * What a dense file costs, per backend, in system calls after open(2): a
+ * backup of a million files pays it a million times.  AUTO where FIEMAP
+ * answers (ext4, XFS, Btrfs): fstat, and one FIEMAP that is both the
+ * probe's question and the map's answer.  SEEK: fstat, the SEEK_HOLE that
+ * checks it serves, which is also the map's answer, and the offset asked
+ * before it and put back after; AUTO elsewhere also asks fstatfs, and
+ * FIEMAP first, once a thread and device.  A forced FIEMAP asks twice,
+ * the second time with FIEMAP_FLAG_SYNC.  SCAN reads the file once.
+ */
+START_TEST(test_dense_file_map_costs)
+{
+	const char *dirs[] = { NULL, "/dev/shm" };
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		int64_t type;
+		bool unsynced;
+		int calls;
+
+		if (dirs[d] && access(dirs[d], W_OK) != 0)
+			continue;
+		calls = dense_map_calls(dirs[d], SPARSE_MAP_BACKEND_AUTO, &type);
+		unsynced = type == 0xEF53 || type == 0x58465342 || type == 0x9123683E;
+#if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
+		if (unsynced) {
+			ck_assert_msg(calls == 2 && seen.ioctl == 1 && seen.lseek == 0,
+				      "%s: AUTO: %d calls (%d FIEMAP, %d lseek), expected 2",
+				      dirs[d] ? dirs[d] : th_dir(), calls, seen.ioctl, seen.lseek);
+			calls = dense_map_calls(dirs[d], SPARSE_MAP_BACKEND_FIEMAP, &type);
+			ck_assert_msg(calls == 3 && seen.ioctl == 2,
+				      "%s: FIEMAP: %d calls (%d FIEMAP), expected 3",
+				      dirs[d] ? dirs[d] : th_dir(), calls, seen.ioctl);
+		}
+#endif
+#ifdef SM_HAVE_SEEK
+		if (!unsynced && type != 0x858458f6 /* ramfs */)
+			ck_assert_msg(calls - seen.ioctl == 5 && seen.ioctl <= 1 && seen.lseek == 3,
+				      "%s: AUTO: %d calls (%d lseek, %d FIEMAP), expected 5 and FIEMAP",
+				      dirs[d] ? dirs[d] : th_dir(), calls, seen.lseek, seen.ioctl);
+		calls = dense_map_calls(dirs[d], SPARSE_MAP_BACKEND_SEEK, &type);
+		ck_assert_msg(calls == 4 && seen.lseek == 3, "%s: SEEK: %d calls (%d lseek), expected 4",
+			      dirs[d] ? dirs[d] : th_dir(), calls, seen.lseek);
+#endif
+		calls = dense_map_calls(dirs[d], SPARSE_MAP_BACKEND_SCAN, &type);
+		ck_assert_msg(seen.pread == 1 && seen.lseek == 0 && calls <= 6,
+			      "%s: SCAN: %d calls (%d pread, %d lseek)",
+			      dirs[d] ? dirs[d] : th_dir(), calls, seen.pread, seen.lseek);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("internal");
@@ -478,6 +574,7 @@ int main(void)
 	unsetenv("SPARSE_MAP_BACKEND");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_probe_is_cheap);
+	tcase_add_test(tc, test_dense_file_map_costs);
 #ifdef SM_HAVE_SEEK
 	tcase_add_test(tc, test_lseek_costs_one_call);
 #endif

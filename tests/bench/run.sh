@@ -48,12 +48,14 @@ if [ "$small" = 1 ]; then
 	frag_reps=(5 5)
 	scan_size=64M scan_data=2M scan_reps=3
 	copy_size=256M copy_data=4M copy_reps=1
+	small_files=2000 small_reps=5
 	image_size=${SM_IMAGE_SIZE:-2G}
 else
 	frag_runs=(100000 1000000)
 	frag_reps=(15 7)
 	scan_size=2G scan_data=64M scan_reps=7
 	copy_size=16G copy_data=256M copy_reps=3
+	small_files=20000 small_reps=9
 	image_size=${SM_IMAGE_SIZE:-12G}
 fi
 export SM_IMAGE_SIZE=$image_size
@@ -80,6 +82,15 @@ frag_rows() {
 			"${frag_runs[0]}" "${frag_runs[1]}"
 		mem_done=1
 	fi
+}
+
+# Many small files: what a map costs a backup per file.
+files_rows() {
+	local fs=$1 dir=$2
+	say "$fs: $small_files small files, $small_reps times"
+	mkdir -p "$dir/files"
+	"$bench" files "$fs" "$dir/files" "$small_files" "$small_reps"
+	rm -rf "$dir/files"
 }
 
 # The copier against cp, on the fragmented files and on a big sparse file.
@@ -124,6 +135,7 @@ run_all() {
 		dir=$work_dir
 		fs="build dir ($(stat -f -c %T "$dir"))"
 		frag_rows "$fs" "$dir"
+		files_rows "$fs" "$dir"
 		copy_rows "$fs" "$dir"
 		rm -f "$dir"/frag-*
 		# cp skips the holes this file system reports, SCAN is told not to.
@@ -145,17 +157,20 @@ run_all() {
 			;;
 		tmpfs)
 			frag_rows "$fs" "$dir"
+			files_rows "$fs" "$dir"
 			copy_rows "$fs" "$dir"
 			rm -f "$dir"/frag-*
 			zeroes_rows "$fs" "$dir"
 			;;
 		ext4)
 			frag_rows "$fs" "$dir"
+			files_rows "$fs" "$dir"
 			rm -f "$dir"/frag-*
 			zeroes_rows "$fs" "$dir"
 			;;
 		*)
 			frag_rows "$fs" "$dir"
+			files_rows "$fs" "$dir"
 			rm -f "$dir"/frag-*
 			;;
 		esac
