@@ -13,7 +13,9 @@
 # unmounts it all, and because the mounts are made in a mount namespace of
 # the test's own, they vanish with it even if the test is killed.
 # Types: ext4 ext2 xfs btrfs tmpfs ramfs (images are sparse, 512 MiB unless
-# SM_IMAGE_SIZE says otherwise; SM_MOUNT_OPTS adds mount options).
+# SM_IMAGE_SIZE says otherwise; SM_MKFS_OPTS adds mkfs options, SM_MOUNT_OPTS
+# mount options, tmpfs's too).  When mkfs refuses its options (older tools)
+# or the kernel the mount, sm_mount says which on stderr and fails.
 # SM_TESTS_NO_ROOT=1 makes root run the tests as another user would, without
 # mounts (a package build does that: debian/rules).
 
@@ -55,7 +57,7 @@ sm_mounts_init() {
 # sm_mount TYPE [NAME]: mount a new, empty file system of TYPE and set SM_DIR
 # to its directory; fails (with a reason on stderr) where TYPE cannot be had.
 sm_mount() {
-	local type=$1 name=${2:-$1} dir img mkfs
+	local type=$1 name=${2:-$1} dir img mkfs out
 	SM_DIR=
 	[ -n "$SM_MOUNT_ROOT" ] || { echo "sm_mount: sm_mounts_init first" >&2; return 1; }
 	dir=$SM_MOUNT_ROOT/$name
@@ -63,7 +65,8 @@ sm_mount() {
 	mkdir -p "$dir" || return 1
 	case $type in
 	tmpfs | ramfs)
-		mount -t "$type" -o mode=0755 "sm-$name" "$dir" || return 1
+		mount -t "$type" -o "mode=0755${SM_MOUNT_OPTS:+,$SM_MOUNT_OPTS}" "sm-$name" "$dir" ||
+			{ echo "mount -t $type -o ${SM_MOUNT_OPTS:-mode=0755} failed" >&2; return 1; }
 		;;
 	ext4 | ext2 | xfs | btrfs)
 		case $type in
@@ -73,8 +76,13 @@ sm_mount() {
 		esac
 		command -v "${mkfs%% *}" >/dev/null 2>&1 || { echo "${mkfs%% *} is not installed" >&2; return 1; }
 		truncate -s "${SM_IMAGE_SIZE:-512M}" "$img" || return 1
-		$mkfs "$img" >/dev/null 2>&1 || { echo "$mkfs failed" >&2; return 1; }
-		mount -o "loop${SM_MOUNT_OPTS:+,$SM_MOUNT_OPTS}" "$img" "$dir" || return 1
+		# shellcheck disable=SC2086 # both are lists of words
+		if ! out=$($mkfs ${SM_MKFS_OPTS:-} "$img" 2>&1); then
+			echo "$mkfs ${SM_MKFS_OPTS:-} failed: $(printf '%s\n' "$out" | grep -v '^$' | head -n 2 | tr '\n' ' ')" >&2
+			return 1
+		fi
+		mount -o "loop${SM_MOUNT_OPTS:+,$SM_MOUNT_OPTS}" "$img" "$dir" ||
+			{ echo "the kernel would not mount $mkfs ${SM_MKFS_OPTS:-} -o ${SM_MOUNT_OPTS:-defaults}" >&2; return 1; }
 		;;
 	*)
 		echo "sm_mount: unknown type $type" >&2

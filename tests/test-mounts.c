@@ -40,9 +40,9 @@
 #define SEEK_OR_SCAN SPARSE_MAP_BACKEND_SCAN
 #endif
 
-static char top[4000], ramfs[4096], tmpfs[4096], backing[4096];
+static char top[4000], ramfs[4096], tmpfs[4096], hugefs[4096], backing[4096];
 static char loopdev[64];
-static bool ramfs_ok, tmpfs_ok;
+static bool ramfs_ok, tmpfs_ok, hugefs_ok;
 static pid_t owner;	/* Check forks a child per test: only main() cleans up */
 
 static void cleanup(void)
@@ -53,11 +53,14 @@ static void cleanup(void)
 		umount2(ramfs, MNT_DETACH);
 	if (tmpfs_ok)
 		umount2(tmpfs, MNT_DETACH);
-	ramfs_ok = tmpfs_ok = false;
+	if (hugefs_ok)
+		umount2(hugefs, MNT_DETACH);
+	ramfs_ok = tmpfs_ok = hugefs_ok = false;
 	if (*backing)
 		unlink(backing);
 	rmdir(ramfs);
 	rmdir(tmpfs);
+	rmdir(hugefs);
 	rmdir(top);
 }
 
@@ -551,6 +554,57 @@ START_TEST(test_tmpfs_every_layout_every_backend)
 END_TEST
 
 /*
+ * tmpfs mounted huge=always keeps files in 2 MiB folios and says so in
+ * st_blksize.  What sparse_map(3) says of the granularity there: SEEK's is
+ * the folio (one byte written makes its 2 MiB data), SCAN's is st_blksize
+ * clamped to 1 MiB (SM_MAX_BLKSIZE).  Where no huge folio could be had
+ * (memory too fragmented), the byte's folio is a 4 KiB page, and SEEK's
+ * part is not tested.
+ */
+START_TEST(test_tmpfs_huge_granularity)
+{
+	const int64_t MiB = 1 << 20;
+	char p[4096];
+	struct th_map m;
+	struct stat st;
+	int fd;
+
+	if (!hugefs_ok) {
+		printf("tmpfs huge=always: cannot be mounted here (no transparent huge pages?); "
+		       "not tested\n");
+		return;
+	}
+	fd = th_create(hugefs, p, sizeof(p));
+	th_truncate(fd, 8 * MiB);
+	th_fill(fd, 3 * MiB + 5, 1);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_msg(st.st_blksize == 2 * MiB, "tmpfs huge=always: st_blksize %ld, not 2 MiB",
+		      (long)st.st_blksize);
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_SCAN, 0, 0, &m), 0);
+	ck_assert_msg(m.n == 3 && m.r[1].kind == SPARSE_MAP_DATA && m.r[1].offset == 3 * MiB &&
+			      m.r[1].length == MiB,
+		      "tmpfs huge=always: SCAN does not see 1 MiB blocks: %s", th_describe(&m));
+	th_map_free(&m);
+#ifdef SM_HAVE_SEEK
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_SEEK, 0, 0, &m), 0);
+	ck_assert_msg(m.n == 3 && m.r[1].kind == SPARSE_MAP_DATA, "tmpfs huge=always: SEEK: %s",
+		      th_describe(&m));
+	if (m.r[1].length == 4096)
+		printf("tmpfs huge=always: no huge folio could be had (memory fragmented?); "
+		       "SEEK's granularity not tested\n");
+	else
+		ck_assert_msg(m.r[1].offset == 2 * MiB && m.r[1].length == 2 * MiB,
+			      "tmpfs huge=always: SEEK's data is not the byte's 2 MiB folio: %s",
+			      th_describe(&m));
+	ck_assert_int_eq(sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_DATA), m.r[1].offset);
+	th_map_free(&m);
+#endif
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/*
  * Offsets next to INT64_MAX (tmpfs takes such sizes): nothing overflows, and
  * data in the last page is found although tmpfs on Linux 6.18 answers
  * SEEK_DATA with ENXIO for it (backend-seek.c distrusts that answer there).
@@ -708,6 +762,9 @@ int main(void)
 	snprintf(tmpfs, sizeof(tmpfs), "%s/tmpfs", top);
 	ramfs_ok = mkdir(ramfs, 0700) == 0 && mount("sm-ramfs", ramfs, "ramfs", 0, NULL) == 0;
 	tmpfs_ok = mkdir(tmpfs, 0700) == 0 && mount("sm-tmpfs", tmpfs, "tmpfs", 0, NULL) == 0;
+	snprintf(hugefs, sizeof(hugefs), "%s/tmpfs-huge", top);
+	hugefs_ok = mkdir(hugefs, 0700) == 0 &&
+		    mount("sm-tmpfs-huge", hugefs, "tmpfs", 0, "huge=always") == 0;
 
 	unsetenv("SPARSE_MAP_BACKEND");
 	tcase_set_timeout(tc, 300);
@@ -731,6 +788,7 @@ int main(void)
 	tcase_add_test(tc, test_tmpfs_has_seek_without_fiemap);
 	tcase_add_loop_test(tc, test_tmpfs_every_layout_every_backend, 0, (int)th_nlayouts * 3);
 	tcase_add_test(tc, test_tmpfs_size_near_int64_max);
+	tcase_add_test(tc, test_tmpfs_huge_granularity);
 	tcase_add_test(tc, test_loop_block_device_is_scanned);
 	suite_add_tcase(s, tc);
 	return th_run_suite(s);

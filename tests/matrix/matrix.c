@@ -17,6 +17,12 @@
  *     file offset only on success;
  *   - xfs_io "seek -a -r 0" and filefrag -e, run on the file after fsync,
  *     agree with the SEEK and FIEMAP maps at block granularity.
+ * A forced SEEK may fail where the kernel's own lseek(SEEK_HOLE or
+ * SEEK_DATA, 0) fails with the same error (a caller who names a backend
+ * gets its errors); the row counts those files.  AUTO may not fail.
+ * With --clone each layout is made, fsynced and cloned (FICLONE), and the
+ * clone, written over without sync, is what is checked: dirty copy-on-write
+ * over shared extents.
  * It prints one table row per backend (see usage()).  A failure prints the
  * seed, the layout's operations and the command that replays it.
  */
@@ -63,6 +69,8 @@ struct row {
 	long stub;		/* files where SEEK was the generic stub */
 	long chose[4];		/* AUTO: which backend it picked */
 	long too_big;		/* files not read whole: over --scan-max */
+	long kernel_err;	/* SEEK: failed as the kernel's lseek does */
+	int kernel_errno;
 };
 
 static struct row rows[NROWS];
@@ -82,16 +90,22 @@ static const char *only;
 static const char *reference;	/* --existing: the directory the files were built in */
 static bool tools = true;
 static bool verbose;		/* --verbose: each layout and its time */
+static bool clone_mode;		/* --clone: check a written-over clone of each layout */
+/* --layout-block: the unit of the layouts, instead of st_blksize (which is
+ * 2 MiB on tmpfs huge=always, where 1500 blocks would be 3 GiB of RAM). */
+static int64_t layout_blk;
 static bool have_xfs_io, have_filefrag;
 
 /* Layouts ----------------------------------------------------------------- */
 
 enum op_kind { OP_WRITE, OP_WRITE_ZEROES, OP_TRUNCATE, OP_FALLOC, OP_FALLOC_KEEP,
-	       OP_PUNCH, OP_ZERO_RANGE, OP_FSYNC };
+	       OP_PUNCH, OP_ZERO_RANGE, OP_FSYNC, OP_CLONE };
 static const char *const op_names[] = { "write", "write-zeroes", "truncate", "fallocate",
-					"fallocate-keep-size", "punch-hole", "zero-range", "fsync" };
+					"fallocate-keep-size", "punch-hole", "zero-range", "fsync",
+					"fsync, clone" };
 
-#define MAX_OPS 16
+/* A random layout has up to 16; --clone adds a clone and 4 writes. */
+#define MAX_OPS 24
 
 struct op {
 	enum op_kind kind;
@@ -201,6 +215,37 @@ static void gen_layout(struct layout *l, uint64_t seed, int64_t blk)
 		l->ops[l->nops++] = (struct op){ OP_FSYNC, 0, 0, 0 };
 }
 
+/*
+ * Layouts of the matrix's own, after tests/helpers.c's.  grown-inline: 40
+ * bytes fsynced, which ext4 with inline_data keeps in the inode, then 3000
+ * more without sync; the kernel's lseek(SEEK_HOLE, 0) fails with ENOENT
+ * there until writeback (Linux 6.18).  Elsewhere a small file like others.
+ */
+static void build_grown_inline(int fd, int64_t blk)
+{
+	(void)blk;
+	th_fill(fd, 0, 40);
+	if (fsync(fd) < 0)
+		abort();
+	th_fill(fd, 40, 3000);
+}
+
+static const struct th_layout own_layouts[] = {
+	{ "grown-inline", build_grown_inline, false },
+};
+#define N_OWN (sizeof(own_layouts) / sizeof(own_layouts[0]))
+
+/* The fixed layouts: tests/helpers.c's, then the matrix's own. */
+static size_t n_fixed(void)
+{
+	return th_nlayouts + N_OWN;
+}
+
+static const struct th_layout *fixed_at(size_t i)
+{
+	return i < th_nlayouts ? &th_layouts[i] : &own_layouts[i - th_nlayouts];
+}
+
 static void fixed_layout(struct layout *l, const struct th_layout *t, int64_t blk)
 {
 	memset(l, 0, sizeof(*l));
@@ -209,13 +254,48 @@ static void fixed_layout(struct layout *l, const struct th_layout *t, int64_t bl
 	snprintf(l->name, sizeof(l->name), "layout %s", t->name);
 }
 
-static void apply_layout(int fd, struct layout *l)
+/*
+ * --clone: after the layout, fsync, a clone, and 1 to 4 writes into the
+ * clone, which the layout's seed (or name) picks.  Half of them start where
+ * the source has data (shared extents, copied on write), the rest anywhere
+ * (often a hole next to shared blocks: XFS's copy-on-write reservation).
+ */
+static void add_clone_ops(struct layout *l, int src)
 {
-	if (l->fixed) {
-		l->fixed->build(fd, l->blk);
-		return;
+	struct stat st;
+	size_t n;
+
+	if (fstat(src, &st) < 0)
+		abort();
+	rnd_state = l->seed ^ 0xc10eULL;
+	for (const char *c = l->name; *c; c++)
+		rnd_state = rnd_state * 31 + (unsigned char)*c;
+	l->ops[l->nops++] = (struct op){ OP_CLONE, 0, 0, 0 };
+	n = 1 + (size_t)rnd_below(4);
+	for (size_t i = 0; i < n; i++) {
+		int64_t off = rnd_below(st.st_size + 1), len = 1 + rnd_below(64 * KiB);
+
+		if (rnd() & 1) {
+			off_t d = lseek(src, off, SEEK_DATA);
+
+			if (d >= 0)
+				off = d;
+		}
+		if (rnd() & 1) {
+			off -= off % l->blk;
+			len = (len + l->blk - 1) / l->blk * l->blk;
+		}
+		l->ops[l->nops++] = (struct op){ OP_WRITE, off, len, 0 };
 	}
-	for (size_t i = 0; i < l->nops; i++) {
+}
+
+/* Apply l's operations from the first on to fd (a fixed layout is built
+ * first); the clone is clone_and_write()'s, which applies what follows it. */
+static void apply_ops(int fd, struct layout *l, size_t first)
+{
+	if (l->fixed && first == 0)
+		l->fixed->build(fd, l->blk);
+	for (size_t i = first; i < l->nops; i++) {
 		struct op *o = &l->ops[i];
 		int r = 0;
 
@@ -244,11 +324,18 @@ static void apply_layout(int fd, struct layout *l)
 		case OP_FSYNC:
 			r = fsync(fd);
 			break;
+		case OP_CLONE:
+			break;
 		}
 		/* A file system without the call (ramfs, ext2, FUSE) or out of
 		 * space simply has the file without it; the layout says so. */
 		o->err = r < 0 ? errno : 0;
 	}
+}
+
+static void apply_layout(int fd, struct layout *l)
+{
+	apply_ops(fd, l, 0);
 }
 
 static void print_layout(FILE *f, const struct layout *l)
@@ -260,7 +347,7 @@ static void print_layout(FILE *f, const struct layout *l)
 		fprintf(f, "    %-20s", op_names[o->kind]);
 		if (o->kind == OP_TRUNCATE)
 			fprintf(f, " size %" PRId64, o->off);
-		else if (o->kind != OP_FSYNC)
+		else if (o->kind != OP_FSYNC && o->kind != OP_CLONE)
 			fprintf(f, " [%" PRId64 ", +%" PRId64 ")", o->off, o->len);
 		if (o->err)
 			fprintf(f, "   (%s)", strerror(o->err));
@@ -295,7 +382,8 @@ static void failf(enum row_id row, const char *fmt, ...)
 
 static void failf(enum row_id row, const char *fmt, ...)
 {
-	char cap[48] = "";
+	char cap[96] = "";
+	int used = 0;
 	va_list ap;
 
 	rows[row].failures++;
@@ -312,7 +400,10 @@ static void failf(enum row_id row, const char *fmt, ...)
 	/* A file checked with --existing was made by --build: replay its
 	 * layout on a writable directory. */
 	if (max_size != INT64_MAX)
-		snprintf(cap, sizeof(cap), "--max-size %" PRId64 " ", max_size);
+		used = snprintf(cap, sizeof(cap), "--max-size %" PRId64 " ", max_size);
+	if (layout_blk)
+		snprintf(cap + used, sizeof(cap) - (size_t)used, "--layout-block %" PRId64 " ",
+			 layout_blk);
 	if (cur_layout->fixed)
 		fprintf(stderr, "  replay: tests/matrix/matrix %s%s--label %s --only f:%s DIR\n",
 			mode_flag, cap, label, cur_layout->fixed->name);
@@ -752,6 +843,17 @@ static bool seek_is_stub(int fd)
 	return st.st_size > 0 && h == st.st_size && (int64_t)st.st_blocks * 512 < st.st_size;
 }
 
+/* Does the kernel's own lseek(SEEK_HOLE or SEEK_DATA, 0) fail with -err? */
+static bool seek_fails_as_kernel(int fd, int err)
+{
+	off_t keep = lseek(fd, 0, SEEK_CUR);
+	bool same = (lseek(fd, 0, SEEK_HOLE) < 0 && errno == -err) ||
+		    (lseek(fd, 0, SEEK_DATA) < 0 && errno == -err);
+
+	(void)lseek(fd, keep, SEEK_SET);
+	return same;
+}
+
 static bool is_reading(const struct th_map *m)
 {
 	return m->backend == SPARSE_MAP_BACKEND_SCAN;
@@ -804,6 +906,11 @@ static void check_file(int fd, const char *path, const struct layout *l, bool bl
 		r = th_collect(fd, b, 0, 0, &maps[row]);
 		if (r == -EOPNOTSUPP && (b == SPARSE_MAP_BACKEND_SEEK || b == SPARSE_MAP_BACKEND_FIEMAP)) {
 			rows[row].unsupported++;
+			continue;
+		}
+		if (r < 0 && b == SPARSE_MAP_BACKEND_SEEK && seek_fails_as_kernel(fd, r)) {
+			rows[row].kernel_err++;
+			rows[row].kernel_errno = -r;
 			continue;
 		}
 		if (r < 0) {
@@ -913,17 +1020,17 @@ static size_t plan(struct plan_item *items, size_t cap)
 			items[n++] = (struct plan_item){ NULL, strtoull(only + 2, NULL, 10) };
 			return n;
 		}
-		for (size_t i = 0; i < th_nlayouts; i++)
-			if (strncmp(only, "f:", 2) == 0 && strcmp(only + 2, th_layouts[i].name) == 0)
-				items[n++] = (struct plan_item){ &th_layouts[i], 0 };
+		for (size_t i = 0; i < n_fixed(); i++)
+			if (strncmp(only, "f:", 2) == 0 && strcmp(only + 2, fixed_at(i)->name) == 0)
+				items[n++] = (struct plan_item){ fixed_at(i), 0 };
 		return n;
 	}
-	for (size_t i = 0; i < th_nlayouts && n < cap; i++) {
+	for (size_t i = 0; i < n_fixed() && n < cap; i++) {
 		/* 16 GiB of hole cannot be read where reading pins memory
 		 * (ramfs) or goes through a daemon: the size cap says so. */
-		if (strcmp(th_layouts[i].name, "past-4g") == 0 && max_size < 16 * GiB + GiB)
+		if (strcmp(fixed_at(i)->name, "past-4g") == 0 && max_size < 16 * GiB + GiB)
 			continue;
-		items[n++] = (struct plan_item){ &th_layouts[i], 0 };
+		items[n++] = (struct plan_item){ fixed_at(i), 0 };
 	}
 	for (long s = 0; s < nseeds && n < cap; s++)
 		items[n++] = (struct plan_item){ NULL, seed_base + (uint64_t)s };
@@ -962,10 +1069,10 @@ static bool parse_name(const char *name, struct layout *l)
 		gen_layout(l, strtoull(name + 2, NULL, 10), blk);
 		return true;
 	}
-	for (size_t i = 0; i < th_nlayouts; i++)
-		if (strlen(th_layouts[i].name) == (size_t)(dash - name - 2) &&
-		    strncmp(th_layouts[i].name, name + 2, (size_t)(dash - name - 2)) == 0) {
-			fixed_layout(l, &th_layouts[i], blk);
+	for (size_t i = 0; i < n_fixed(); i++)
+		if (strlen(fixed_at(i)->name) == (size_t)(dash - name - 2) &&
+		    strncmp(fixed_at(i)->name, name + 2, (size_t)(dash - name - 2)) == 0) {
+			fixed_layout(l, fixed_at(i), blk);
 			return true;
 		}
 	return false;
@@ -975,8 +1082,39 @@ static bool parse_name(const char *name, struct layout *l)
 
 #define MAX_PLAN 4096
 
-/* Make each layout in a new file of dir and check it there. */
-static void run_here(const char *dir)
+/*
+ * --clone: src (at src_path) holds the layout; fsync it, clone it into a
+ * new file, write over the clone and check the clone while the source
+ * still shares its extents.  Both files are gone after.  -1 where the file
+ * system cannot clone (said on stderr).
+ */
+static int clone_and_write(const char *dir, int src, const char *src_path, struct layout *l)
+{
+	char path[4096];
+	int dst = th_create(dir, path, sizeof(path)), r = 0;
+
+	if (fsync(src) < 0)
+		abort();
+	if (ioctl(dst, FICLONE, src) < 0) {
+		fprintf(stderr, "%s: --clone: FICLONE: %s\n", label, strerror(errno));
+		r = -1;
+	} else {
+		size_t at = l->nops;
+
+		add_clone_ops(l, src);
+		apply_ops(dst, l, at + 1);
+		check_file(dst, path, l, false, NULL);
+	}
+	close(dst);
+	unlink(path);
+	close(src);
+	unlink(src_path);
+	return r;
+}
+
+/* Make each layout in a new file of dir and check it there; 77 where
+ * --clone cannot clone. */
+static int run_here(const char *dir)
 {
 	static struct plan_item items[MAX_PLAN];
 	size_t n = plan(items, MAX_PLAN);
@@ -986,12 +1124,18 @@ static void run_here(const char *dir)
 		struct layout l;
 		int fd = th_create(dir, path, sizeof(path));
 
-		make_layout(&l, &items[i], th_blksize(fd));
+		make_layout(&l, &items[i], layout_blk ? layout_blk : th_blksize(fd));
 		apply_layout(fd, &l);
+		if (clone_mode) {
+			if (clone_and_write(dir, fd, path, &l) < 0)
+				return 77;
+			continue;
+		}
 		check_file(fd, path, &l, false, NULL);
 		close(fd);
 		unlink(path);
 	}
+	return 0;
 }
 
 /* Make each layout in a file of dir, to be checked later elsewhere. */
@@ -1004,7 +1148,7 @@ static int build(const char *dir)
 	for (size_t i = 0; i < n; i++) {
 		struct layout l;
 		int fd = th_create(dir, path, sizeof(path));
-		int64_t blk = th_blksize(fd);
+		int64_t blk = layout_blk ? layout_blk : th_blksize(fd);
 
 		make_layout(&l, &items[i], blk);
 		apply_layout(fd, &l);
@@ -1139,7 +1283,7 @@ static int run_loop(const char *dir)
 		int fd = th_create(dir, path, sizeof(path)), dfd;
 		struct stat st;
 
-		make_layout(&l, &items[i], th_blksize(fd));
+		make_layout(&l, &items[i], layout_blk ? layout_blk : th_blksize(fd));
 		apply_layout(fd, &l);
 		/* A loop device ends at the last whole 512-byte sector. */
 		if (fstat(fd, &st) < 0)
@@ -1177,10 +1321,10 @@ static void print_rows(void)
 {
 	for (int i = 0; i < NROWS; i++) {
 		struct row *r = &rows[i];
-		char allowed[64], notes[160];
+		char allowed[64], notes[256];
 		size_t used = 0;
 
-		if (!r->files && !r->unsupported && !r->failures)
+		if (!r->files && !r->unsupported && !r->failures && !r->kernel_err)
 			continue;
 		used = (size_t)snprintf(allowed, sizeof(allowed), "%ld", r->allowed);
 		if (r->allowed) {
@@ -1213,6 +1357,10 @@ static void print_rows(void)
 			used += (size_t)snprintf(notes + used, sizeof(notes) - used,
 						 "%s%ld files over --scan-max %lld not read",
 						 used ? "; " : "", r->too_big, (long long)scan_max);
+		if (r->kernel_err)
+			used += (size_t)snprintf(notes + used, sizeof(notes) - used,
+						 "%sfailed on %ld files as the kernel's lseek does (%s)",
+						 used ? "; " : "", r->kernel_err, strerror(r->kernel_errno));
 		if (r->unsupported && !r->files)
 			snprintf(notes + used, sizeof(notes) - used, "not supported here");
 		else if (r->unsupported)
@@ -1236,6 +1384,7 @@ static void usage(void)
 		"  --seed S          the first seed (default $SM_MATRIX_SEED, else from the clock)\n"
 		"  --max-size BYTES  keep files below this size (and skip past-4g under 17 GiB)\n"
 		"  --scan-max BYTES  forced SCAN skips larger files (default 1 GiB, $SM_MATRIX_SCAN_MAX)\n"
+		"  --layout-block BYTES  the layouts' unit (default st_blksize; a multiple of 512)\n"
 		"  --only r:SEED | f:LAYOUT   replay one layout\n"
 		"  --no-tools        do not run xfs_io and filefrag\n"
 		"  --verbose         print each layout and how long its checks took\n"
@@ -1243,7 +1392,8 @@ static void usage(void)
 		"  --build           only make the files in DIR (f-NAME-BLK, r-SEED-BLK)\n"
 		"  --existing        check the files a --build made, found in DIR\n"
 		"  --reference DIR2  with --existing: the directory they were built in\n"
-		"  --loop            check each layout through a read-only loop device\n");
+		"  --loop            check each layout through a read-only loop device\n"
+		"  --clone           check a clone of each layout, written over without sync\n");
 }
 
 static bool have_tool(const char *name)
@@ -1279,6 +1429,8 @@ int main(int argc, char **argv)
 			seed_base = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(a, "--max-size") == 0 && more)
 			max_size = strtoll(argv[++i], NULL, 10);
+		else if (strcmp(a, "--layout-block") == 0 && more)
+			layout_blk = strtoll(argv[++i], NULL, 10);
 		else if (strcmp(a, "--scan-max") == 0 && more)
 			scan_max = strtoll(argv[++i], NULL, 10);
 		else if (strcmp(a, "--only") == 0 && more)
@@ -1297,6 +1449,10 @@ int main(int argc, char **argv)
 		else if (strcmp(a, "--existing") == 0) {
 			mode = EXISTING;
 		}
+		else if (strcmp(a, "--clone") == 0) {
+			clone_mode = true;
+			mode_flag = "--clone ";
+		}
 		else if (strcmp(a, "--loop") == 0) {
 			mode = LOOP;
 			mode_flag = "--loop ";
@@ -1308,7 +1464,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!dir || nseeds < 0 || max_size <= 0) {
+	if (!dir || nseeds < 0 || max_size <= 0 || layout_blk < 0 || layout_blk % 512) {
 		usage();
 		return 2;
 	}
@@ -1330,7 +1486,7 @@ int main(int argc, char **argv)
 		rc = run_loop(dir);
 		break;
 	case HERE:
-		run_here(dir);
+		rc = run_here(dir);
 		break;
 	}
 	if (rc)
