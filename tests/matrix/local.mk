@@ -9,11 +9,12 @@ tests_matrix_matrix_SOURCES = tests/matrix/matrix.c
 tests_matrix_matrix_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests
 tests_matrix_matrix_LDADD = tests/libhelpers.la lib/libsparse-map.la
 
+fuse_pass = tests/matrix/fuse-pass.c tests/matrix/fuse-pass.h
 if HAVE_FUSE3
 # A pass-through FUSE file system with no lseek: the kernel falls back to
 # the generic SEEK_DATA/SEEK_HOLE stub on it.
 check_PROGRAMS += tests/matrix/fuse-nolseek
-tests_matrix_fuse_nolseek_SOURCES = tests/matrix/fuse-nolseek.c
+tests_matrix_fuse_nolseek_SOURCES = tests/matrix/fuse-nolseek.c $(fuse_pass)
 tests_matrix_fuse_nolseek_CFLAGS = $(AM_CFLAGS) $(FUSE3_CFLAGS)
 tests_matrix_fuse_nolseek_LDADD = $(FUSE3_LIBS)
 endif
