@@ -17,6 +17,13 @@ check_PROGRAMS += tests/matrix/fuse-nolseek
 tests_matrix_fuse_nolseek_SOURCES = tests/matrix/fuse-nolseek.c $(fuse_pass)
 tests_matrix_fuse_nolseek_CFLAGS = $(AM_CFLAGS) $(FUSE3_CFLAGS)
 tests_matrix_fuse_nolseek_LDADD = $(FUSE3_LIBS)
+
+# The same, with an lseek that answers badly on purpose, as each file's name
+# says (tests/reliability/badseek.sh).
+check_PROGRAMS += tests/matrix/fuse-badseek
+tests_matrix_fuse_badseek_SOURCES = tests/matrix/fuse-badseek.c $(fuse_pass)
+tests_matrix_fuse_badseek_CFLAGS = $(AM_CFLAGS) $(FUSE3_CFLAGS)
+tests_matrix_fuse_badseek_LDADD = $(FUSE3_LIBS)
 endif
 
 dist_check_SCRIPTS += tests/matrix/run.sh

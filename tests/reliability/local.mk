@@ -35,6 +35,16 @@ tests_reliability_churn_LDFLAGS = -pthread
 dist_check_SCRIPTS += tests/reliability/concurrent.sh
 TESTS += tests/reliability/concurrent.sh
 
+# A FUSE file system that answers SEEK_DATA/SEEK_HOLE badly on purpose
+# (tests/matrix/fuse-badseek.c); badseek.sh mounts it (root) and runs badseek.
+check_PROGRAMS += tests/reliability/badseek
+tests_reliability_badseek_SOURCES = tests/reliability/badseek.c
+tests_reliability_badseek_CPPFLAGS = $(REL_CPPFLAGS)
+tests_reliability_badseek_CFLAGS = $(AM_CFLAGS)
+tests_reliability_badseek_LDADD = tests/libhelpers.la lib/libsparse-map.la
+dist_check_SCRIPTS += tests/reliability/badseek.sh
+TESTS += tests/reliability/badseek.sh
+
 # The fuzz target's corpus (seeds and every crash found), replayed without
 # libFuzzer; .ci/stages/32-fuzz.sh builds the real fuzzer with clang.
 check_PROGRAMS += tests/reliability/fuzz-replay
