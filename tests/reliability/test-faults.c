@@ -872,12 +872,13 @@ static void expect_auto_goes_on(int fd, const struct hole_source *hs, int err, i
 	th_map_free(&run.m);
 }
 
-/* sparse_map_lseek with the same faults: an answer the bytes allow, or
- * ENXIO from SEEK_DATA past the last data; a failure leaves the offset. */
+/* sparse_map_lseek with the source failing from its first or second call
+ * on: an answer the bytes allow, or ENXIO from SEEK_DATA past the last
+ * data; a failure leaves the offset where it was. */
 static void expect_lseek_goes_on(int fd, const struct hole_source *hs, int err, int64_t off,
 				 int whence, const char *layout)
 {
-	for (int k = 1; k <= 3; k++) {
+	for (int k = 1; k <= 2; k++) {
 		const int64_t sentinel = 4242;
 		int64_t got, now;
 		int e;
@@ -932,7 +933,10 @@ START_TEST(test_auto_goes_on_without_hole_information)
 
 			if (hs->src != SRC_FIEMAP && (err == EPERM || err == EACCES))
 				continue;
-			for (int k = 1; k <= n; k = next_source_k(k, n))
+			/* Every errno at the first call and one in the middle;
+			 * EIO at each k next_source_k() picks. */
+			for (int k = 1; k <= n; k = err == EIO ? next_source_k(k, n) :
+							   k < n / 2 + 1 ? n / 2 + 1 : n + 1)
 				for (int sticky = 0; sticky < 2; sticky++)
 					expect_auto_goes_on(fd, hs, err, k, sticky, layout);
 			if (hs->src == SRC_FIEMAP || size == 0)
