@@ -14,8 +14,10 @@
 # the test's own, they vanish with it even if the test is killed.
 # Types: ext4 ext2 xfs btrfs tmpfs ramfs (images are sparse, 512 MiB unless
 # SM_IMAGE_SIZE says otherwise; SM_MKFS_OPTS adds mkfs options, SM_MOUNT_OPTS
-# mount options, tmpfs's too).  When mkfs refuses its options (older tools)
-# or the kernel the mount, sm_mount says which on stderr and fails.
+# mount options, tmpfs's too), and FUSE file systems of the tests' own
+# (sm_mount_fuse), whose daemons the cleanup stops too.  When mkfs refuses
+# its options (older tools) or the kernel the mount, sm_mount says which on
+# stderr and fails.
 # SM_TESTS_NO_ROOT=1 makes root run the tests as another user would, without
 # mounts (a package build does that: debian/rules).
 
@@ -29,6 +31,7 @@ fi
 
 SM_MOUNT_ROOT=
 SM_MOUNTED=()
+SM_FUSE_PIDS=()
 
 sm_mounts_require_root() {
 	if ! sm_can_mount; then
@@ -43,6 +46,12 @@ sm_mounts_cleanup() {
 		umount "${SM_MOUNTED[i]}" 2>/dev/null || umount -l "${SM_MOUNTED[i]}" 2>/dev/null || true
 	done
 	SM_MOUNTED=()
+	# Unmounted, a FUSE daemon ends; one that never mounted is told to.
+	for i in "${SM_FUSE_PIDS[@]}"; do
+		kill "$i" 2>/dev/null || true
+		wait "$i" 2>/dev/null || true
+	done
+	SM_FUSE_PIDS=()
 	[ -n "$SM_MOUNT_ROOT" ] && rm -rf "$SM_MOUNT_ROOT"
 	SM_MOUNT_ROOT=
 }
@@ -96,4 +105,27 @@ sm_mount() {
 # sm_track_mount DIR: unmount DIR with the rest (for mounts made by hand).
 sm_track_mount() {
 	SM_MOUNTED+=("$1")
+}
+
+# sm_mount_fuse PROGRAM BACKING NAME: start the FUSE file system PROGRAM
+# (run as PROGRAM BACKING MOUNTPOINT, in the foreground) in the background
+# and set SM_DIR to its mount point once it is mounted; fails if it is not
+# within five seconds.  The cleanup unmounts it and stops the daemon.
+sm_mount_fuse() {
+	local prog=$1 back=$2 dir=$SM_MOUNT_ROOT/$3
+	SM_DIR=
+	[ -n "$SM_MOUNT_ROOT" ] || { echo "sm_mount_fuse: sm_mounts_init first" >&2; return 1; }
+	mkdir -p "$dir" || return 1
+	"$prog" "$back" "$dir" &
+	SM_FUSE_PIDS+=("$!")
+	SM_MOUNTED+=("$dir")
+	for _ in $(seq 50); do
+		if grep -q " $dir fuse" /proc/mounts; then
+			SM_DIR=$dir
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "$3: the FUSE file system did not mount" >&2
+	return 1
 }

@@ -43,27 +43,7 @@ small=$((256 << 20))
 # keep every file at once, on an image or in memory: at most this many.
 build_seeds=$((SM_MATRIX_SEEDS < 32 ? SM_MATRIX_SEEDS : 32))
 
-fuse_pid=
-fuse_dir=
-# Unmount the FUSE file system, then make sure its daemon is gone.
-stop_fuse() {
-	if [ -n "$fuse_dir" ]; then
-		fusermount3 -u "$fuse_dir" 2>/dev/null || umount -l "$fuse_dir" 2>/dev/null || true
-		fuse_dir=
-	fi
-	if [ -n "$fuse_pid" ]; then
-		kill "$fuse_pid" 2>/dev/null || true
-		wait "$fuse_pid" 2>/dev/null || true
-		fuse_pid=
-	fi
-}
-matrix_cleanup() {
-	stop_fuse
-	sm_mounts_cleanup
-}
 sm_mounts_init
-trap 'matrix_cleanup' EXIT
-trap 'matrix_cleanup; exit 130' INT TERM HUP
 
 failed=0
 durations=()
@@ -205,24 +185,12 @@ elif [ ! -x "$fuse" ]; then
 	skip_row fuse "built without libfuse3"
 elif [ ! -c /dev/fuse ]; then
 	skip_row fuse "no /dev/fuse"
-elif sm_mount tmpfs fuse-back; then
-	back=$SM_DIR
-	mkdir -p "$SM_MOUNT_ROOT/fuse"
-	"$fuse" "$back" "$SM_MOUNT_ROOT/fuse" &
-	fuse_pid=$!
-	fuse_dir=$SM_MOUNT_ROOT/fuse
-	for _ in $(seq 50); do
-		grep -q " $fuse_dir fuse" /proc/mounts && break
-		sleep 0.1
-	done
-	if grep -q " $fuse_dir fuse" /proc/mounts; then
-		run_matrix fuse-nolseek --max-size "$small" "$fuse_dir"
-	else
-		skip_row fuse-nolseek "the FUSE file system did not mount"
-	fi
-	stop_fuse
-else
+elif ! sm_mount tmpfs fuse-back; then
 	skip_row fuse-nolseek "cannot mount tmpfs for its backing directory"
+elif sm_mount_fuse "$fuse" "$SM_DIR" fuse; then
+	run_matrix fuse-nolseek --max-size "$small" "$SM_DIR"
+else
+	skip_row fuse-nolseek "the FUSE file system did not mount"
 fi
 
 # A read-only loop block device over each layout (the files on tmpfs).

@@ -32,8 +32,26 @@ tests_reliability_churn_CPPFLAGS = $(REL_CPPFLAGS)
 tests_reliability_churn_CFLAGS = $(AM_CFLAGS) -pthread
 tests_reliability_churn_LDADD = tests/libhelpers.la lib/libsparse-map.la
 tests_reliability_churn_LDFLAGS = -pthread
+# A range flipped between hole and data while it is mapped; built on the
+# test library, whose system calls it counts.
+check_PROGRAMS += tests/reliability/flip
+tests_reliability_flip_SOURCES = tests/reliability/flip.c
+tests_reliability_flip_CPPFLAGS = $(REL_CPPFLAGS) -DSM_FAULT_INJECTION
+tests_reliability_flip_CFLAGS = $(AM_CFLAGS) -pthread
+tests_reliability_flip_LDADD = tests/libhelpers.la lib/libsparse-map-fi.la
+tests_reliability_flip_LDFLAGS = -pthread
 dist_check_SCRIPTS += tests/reliability/concurrent.sh
 TESTS += tests/reliability/concurrent.sh
+
+# A FUSE file system that answers SEEK_DATA/SEEK_HOLE badly on purpose
+# (tests/matrix/fuse-badseek.c); badseek.sh mounts it (root) and runs badseek.
+check_PROGRAMS += tests/reliability/badseek
+tests_reliability_badseek_SOURCES = tests/reliability/badseek.c
+tests_reliability_badseek_CPPFLAGS = $(REL_CPPFLAGS)
+tests_reliability_badseek_CFLAGS = $(AM_CFLAGS)
+tests_reliability_badseek_LDADD = tests/libhelpers.la lib/libsparse-map.la
+dist_check_SCRIPTS += tests/reliability/badseek.sh
+TESTS += tests/reliability/badseek.sh
 
 # The fuzz target's corpus (seeds and every crash found), replayed without
 # libFuzzer; .ci/stages/32-fuzz.sh builds the real fuzzer with clang.
