@@ -27,3 +27,8 @@ TESTS += abi/test-version
 # Apple's linker takes a list of exports, made from the version script.
 dist_check_SCRIPTS += abi/test-exports.sh
 TESTS += abi/test-exports.sh
+
+# The static archive, which no version script reaches, defines the public
+# functions and hidden sm_* internals only.
+dist_check_SCRIPTS += abi/test-archive-symbols.sh
+TESTS += abi/test-archive-symbols.sh

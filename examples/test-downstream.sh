@@ -5,7 +5,10 @@
 # Makefile with nothing but pkg-config pointed at the staged .pc (and
 # PKG_CONFIG_SYSROOT_DIR, so its -I and -L land in the scratch tree).  The
 # header must compile warning-free as strict C99, the program must load the
-# staged library, and its map of a known file must be exact.
+# staged library, and its map of a known file must be exact.  Then the same
+# with the static archive: linked with `pkg-config --static --libs` between
+# -Wl,-Bstatic and -Wl,-Bdynamic, the program must need no libsparse-map.so
+# and map the file as exactly.
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 # shellcheck source=test-lib.sh
@@ -38,11 +41,17 @@ libdir=${libdir#-L}
 libdir=${libdir%% *}
 
 # The project as its author has it: a copy (the source tree may be read-only).
-cp -R "$top_srcdir/examples/downstream" "$d/project"
-chmod -R u+w "$d/project"
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$make" -C "$d/project" \
-	CFLAGS="-std=c99 -pedantic -Wall -Wextra -Werror" >"$d/build.log" 2>&1 ||
-	{ cat "$d/build.log"; ex_fail "the downstream project does not build"; }
+# build DIR [MAKE-ARGS...]
+build() {
+	local dir=$1
+	shift
+	cp -R "$top_srcdir/examples/downstream" "$dir"
+	chmod -R u+w "$dir"
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$make" -C "$dir" \
+		CFLAGS="-std=c99 -pedantic -Wall -Wextra -Werror" "$@" >"$dir.log" 2>&1 ||
+		{ cat "$dir.log"; ex_fail "the downstream project does not build in $dir ($*)"; }
+}
+build "$d/project"
 
 export LD_LIBRARY_PATH=$libdir
 if command -v ldd >/dev/null; then
@@ -56,7 +65,6 @@ fi
 truncate -s 6M "$d/file"
 ex_mkdata "$d/file" 0 1
 ex_mkdata "$d/file" 3 1
-SPARSE_MAP_BACKEND=scan "$d/project/map-file" "$d/file" >"$d/out" || ex_fail "map-file failed"
 cat >"$d/want" <<EOT
 backend scan
 data 0 1048576
@@ -65,5 +73,30 @@ data 3145728 1048576
 hole 4194304 2097152
 2097152 data bytes
 EOT
-diff -u "$d/want" "$d/out" || ex_fail "map-file printed the wrong map"
-echo "PASS: downstream build against the staged install"
+# map PROGRAM: its map of the file is the one above.
+map() {
+	SPARSE_MAP_BACKEND=scan "$1" "$d/file" >"$d/out" || ex_fail "$1 failed"
+	diff -u "$d/want" "$d/out" || ex_fail "$1 printed the wrong map"
+}
+map "$d/project/map-file"
+echo "ok: downstream build against the staged install's shared library"
+
+# libtool's record of what it built: old_library names the archive.
+archive=$(sed -n "s/^old_library='\(.*\)'$/\1/p" "$top_builddir/lib/libsparse-map.la")
+if [ -z "$archive" ]; then
+	echo "PASS: downstream build against the staged install (no static library: --disable-static)"
+	exit 0
+fi
+[ -s "$libdir/$archive" ] || ex_fail "make install staged no $libdir/$archive"
+static_libs=$(pkg-config --static --libs libsparse-map)
+[[ $static_libs == *"-L$stage/"* ]] || ex_fail "pkg-config --static --libs does not point into the stage: $static_libs"
+# Only this library static: libc stays shared, as gcc adds it after -Bdynamic.
+build "$d/static" SM_LIBS="-Wl,-Bstatic $static_libs -Wl,-Bdynamic"
+unset LD_LIBRARY_PATH
+if command -v readelf >/dev/null; then
+	readelf -d "$d/static/map-file" >"$d/dynamic"
+	! grep -q 'NEEDED.*libsparse-map' "$d/dynamic" ||
+		ex_fail "the static build of map-file needs the shared library: $(grep NEEDED "$d/dynamic")"
+fi
+map "$d/static/map-file"
+echo "PASS: downstream builds against the staged install, shared and with $archive"

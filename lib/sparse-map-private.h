@@ -26,9 +26,13 @@
 #include "sparse_map.h"
 
 /* What the shared library exports: a DLL's export table on Windows, else
- * what -fvisibility=hidden leaves visible. */
-#ifdef _WIN32
+ * what -fvisibility=hidden leaves visible.  libtool defines DLL_EXPORT for
+ * the DLL's objects only: the static library's mark nothing, so that a
+ * program or DLL linking them does not export the library's functions. */
+#if defined(_WIN32) && defined(DLL_EXPORT)
 #define SM_EXPORT __declspec(dllexport)
+#elif defined(_WIN32)
+#define SM_EXPORT
 #else
 #define SM_EXPORT __attribute__((visibility("default")))
 #endif
