@@ -26,6 +26,8 @@ TESTS += man/check-pages.sh man/run-examples.sh man/check-installed.sh
 MAN_EXAMPLE_CFLAGS = $(AM_CFLAGS) -Werror
 man_example_sources = \
 	man/examples/sparse_map.c \
+	man/examples/sparse_map-adopt-lseek.c \
+	man/examples/sparse_map-adopt-copy.c \
 	man/examples/sparse_map_open.c \
 	man/examples/sparse_map_open_with.c \
 	man/examples/sparse_map_next.c \
@@ -35,6 +37,8 @@ CLEANFILES += $(man_example_sources)
 
 check_PROGRAMS += \
 	man/examples/sparse_map \
+	man/examples/sparse_map-adopt-lseek \
+	man/examples/sparse_map-adopt-copy \
 	man/examples/sparse_map_open \
 	man/examples/sparse_map_open_with \
 	man/examples/sparse_map_next \
@@ -43,6 +47,12 @@ check_PROGRAMS += \
 nodist_man_examples_sparse_map_SOURCES = man/examples/sparse_map.c
 man_examples_sparse_map_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
 man_examples_sparse_map_LDADD = lib/libsparse-map.la
+nodist_man_examples_sparse_map_adopt_lseek_SOURCES = man/examples/sparse_map-adopt-lseek.c
+man_examples_sparse_map_adopt_lseek_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
+man_examples_sparse_map_adopt_lseek_LDADD = lib/libsparse-map.la
+nodist_man_examples_sparse_map_adopt_copy_SOURCES = man/examples/sparse_map-adopt-copy.c
+man_examples_sparse_map_adopt_copy_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
+man_examples_sparse_map_adopt_copy_LDADD = lib/libsparse-map.la
 nodist_man_examples_sparse_map_open_SOURCES = man/examples/sparse_map_open.c
 man_examples_sparse_map_open_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
 man_examples_sparse_map_open_LDADD = lib/libsparse-map.la
@@ -60,6 +70,8 @@ man_examples_sparse_map_lseek_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
 man_examples_sparse_map_lseek_LDADD = lib/libsparse-map.la
 
 man/examples/sparse_map.c: $(srcdir)/man/sparse_map.3
+man/examples/sparse_map-adopt-lseek.c: $(srcdir)/man/sparse_map.3
+man/examples/sparse_map-adopt-copy.c: $(srcdir)/man/sparse_map.3
 man/examples/sparse_map_open.c: $(srcdir)/man/sparse_map_open.3
 man/examples/sparse_map_open_with.c: $(srcdir)/man/sparse_map_open_with.3
 man/examples/sparse_map_next.c: $(srcdir)/man/sparse_map_next.3

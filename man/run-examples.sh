@@ -46,6 +46,19 @@ data 2097152 65536
 hole 2162688 983040'
 expect sparse_map "$map" "$demo"
 
+# sparse_map(3), ADOPTING: the lseek loop with the macro, and the copier.
+expect sparse_map-adopt-lseek 'data 0 65536
+data 2097152 65536
+size 3145728' "$demo"
+expect sparse_map-adopt-copy 'copied 131072 of 3145728 bytes' "$demo" "$work/copy"
+if ! cmp -s "$demo" "$work/copy"; then
+	echo "FAIL: sparse_map-adopt-copy: the copy differs"
+	fail=1
+elif [ "$(stat -c %b "$work/copy")" -gt "$(stat -c %b "$demo")" ]; then
+	echo "FAIL: sparse_map-adopt-copy: the copy takes more blocks than its source"
+	fail=1
+fi
+
 for b in auto seek fiemap scan ranges; do
 	out=$("$ex/sparse_map_open" "$b" "$demo" 2>/dev/null) || { echo "FAIL: sparse_map_open $b"; fail=1; continue; }
 	case $out in
