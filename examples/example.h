@@ -130,14 +130,17 @@ static inline void example_prepare_copy(int fd) { (void)fd; }
 static inline int example_backend(const char *prog, const char *name,
 				  enum sparse_map_backend *out)
 {
-	for (int b = SPARSE_MAP_BACKEND_AUTO; b <= SPARSE_MAP_BACKEND_RANGES; b++) {
-		if (strcmp(name, sparse_map_backend_name(b)) == 0) {
+	const char *s;
+
+	/* Every name the library knows, up to the first value it does not. */
+	for (int b = SPARSE_MAP_BACKEND_AUTO; (s = sparse_map_backend_name(b)) != NULL; b++) {
+		if (strcmp(name, s) == 0) {
 			*out = b;
 			return 0;
 		}
 	}
-	fprintf(stderr, "%s: unknown backend '%s' (auto, seek, fiemap, scan or ranges)\n", prog,
-		name);
+	fprintf(stderr, "%s: unknown backend '%s' (auto, seek, fiemap, scan, ranges or none)\n",
+		prog, name);
 	return -1;
 }
 

@@ -2,7 +2,8 @@
 /*
  * sparse-cp: copy SRC to DST and keep its holes.
  *
- *   sparse-cp [--backend=auto|seek|fiemap|scan] [--sync] [--zeroes] SRC DST
+ *   sparse-cp [--backend=auto|seek|fiemap|scan|ranges|none] [--sync] [--zeroes]
+ *             SRC DST
  *
  * Only the data ranges libsparse-map reports are copied (with
  * copy_file_range where the kernel can, else pread/pwrite); the holes are
@@ -52,7 +53,8 @@ static void usage(FILE *out)
 		"Usage: %s [OPTION]... SRC DST\n"
 		"Copy SRC to DST, writing only its data ranges, so DST keeps SRC's holes.\n"
 		"\n"
-		"  --backend=NAME  how to map SRC: auto (default), seek, fiemap, scan or ranges\n"
+		"  --backend=NAME  how to map SRC: auto (default), seek, fiemap, scan, ranges\n"
+		"                  or none (no hole information: a dense copy)\n"
 		"  --sync          flush SRC's dirty data before mapping it\n"
 		"  --zeroes        also turn blocks of zeroes into holes\n"
 		"  --help          print this help and exit\n"

@@ -3,8 +3,8 @@
  * sparse-ls: print which byte ranges of each FILE hold data and which are
  * holes, as libsparse-map sees them.
  *
- *   sparse-ls [--backend=auto|seek|fiemap|scan|ranges] [--sync] [--verify]
- *             [--zeroes] [--json] FILE...
+ *   sparse-ls [--backend=auto|seek|fiemap|scan|ranges|none] [--sync]
+ *             [--verify] [--zeroes] [--no-read] [--json] FILE...
  *
  * A FILE that cannot be mapped gets a one-line message on stderr; the
  * others are still listed, and the exit status is 1.
@@ -40,10 +40,11 @@ static void usage(FILE *out)
 		"Usage: %s [OPTION]... FILE...\n"
 		"Print the data and hole ranges of each FILE.\n"
 		"\n"
-		"  --backend=NAME  auto (default), seek, fiemap, scan or ranges\n"
+		"  --backend=NAME  auto (default), seek, fiemap, scan, ranges or none\n"
 		"  --sync          flush the file's dirty data before mapping\n"
 		"  --verify        read every hole back; what is not zero is data\n"
 		"  --zeroes        also call all-zero blocks inside data holes\n"
+		"  --no-read       read no file data: where only reading finds holes, all data\n"
 		"  --json          print one JSON document for the whole run\n"
 		"  --help          print this help and exit\n"
 		"\n"
@@ -232,6 +233,7 @@ int main(int argc, char **argv)
 		{ "sync", no_argument, NULL, 's' },
 		{ "verify", no_argument, NULL, 'v' },
 		{ "zeroes", no_argument, NULL, 'z' },
+		{ "no-read", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -253,6 +255,9 @@ int main(int argc, char **argv)
 			break;
 		case 'z':
 			o.flags |= SPARSE_MAP_ZEROES;
+			break;
+		case 'n':
+			o.flags |= SPARSE_MAP_NO_READ;
 			break;
 		case 'j':
 			o.json = true;

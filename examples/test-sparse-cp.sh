@@ -108,6 +108,16 @@ errors_check() {
 	rm -rf "$dir/dst" "$dir/dst2" "$dir/fifo" "$dir/dir" "$dir/err"
 }
 
+# --backend=none: no hole information, so the copy has every byte, as data.
+none_check() {
+	local dir=$1
+	truncate -s 3M "$dir/src"
+	ex_mkdata "$dir/src" 1 1
+	"$ex_cp" --backend=none "$dir/src" "$dir/dst" || ex_fail "sparse-cp --backend=none failed"
+	cmp "$dir/src" "$dir/dst" || ex_fail "sparse-cp --backend=none: the copy differs"
+	rm -f "$dir/src" "$dir/dst"
+}
+
 # run_all SRCDIR DSTDIR BACKENDS... : every layout with every backend.
 run_all() {
 	local sdir=$1 ddir=$2 layout backend
@@ -144,6 +154,7 @@ if sm_can_mount; then
 	run_all "$tmp" "$ext" auto
 	zeroes_check "$tmp" yes
 	zeroes_check "$ext" yes
+	none_check "$ext"
 	errors_check "$ext"
 else
 	echo "not root: tmpfs and ext4 left out; copying in the build tree"
@@ -152,6 +163,7 @@ else
 	holes=no
 	ex_fs_has_holes "$EX_SCRATCH" && holes=yes
 	zeroes_check "$EX_SCRATCH" "$holes"
+	none_check "$EX_SCRATCH"
 	errors_check "$EX_SCRATCH"
 fi
 echo "PASS: sparse-cp"

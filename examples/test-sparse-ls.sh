@@ -75,6 +75,46 @@ done
 "$ex_ls" --json --backend=scan "$d/holes" >"$d/json"
 json_check 0 '.backend == "scan" and .range_count == 4 and within("hole"; $M; 3*$M) and within("hole"; 4*$M; 6*$M)' --backend=scan
 
+# --backend=none: no hole information, so one range of data.
+"$ex_ls" --backend=none "$d/holes" | squeeze >"$d/out"
+cat >"$d/want" <<EOT
+$d/holes: backend none, size 6291456
+data 0 6291456
+summary: 6291456 data bytes, 0 hole bytes, 1 ranges
+EOT
+diff -u "$d/want" "$d/out" || ex_fail "sparse-ls --backend=none: wrong map"
+
+# --no-read reads no byte of the file.  SPARSE_MAP_BACKEND=scan would read
+# it all; under --no-read it gives way to AUTO's choice, which reads nothing
+# (on ramfs that may be scan, reading nothing: left out there).  And reads
+# move the atime where the mount says relatime and the atime is older than
+# the mtime: it must not move under --no-read.
+if [ "$(stat -f -c %T "$d")" != ramfs ]; then
+	SPARSE_MAP_BACKEND=scan "$ex_ls" --json "$d/holes" >"$d/json"
+	json_check 0 'tiles and .backend == "scan"' "(SPARSE_MAP_BACKEND=scan)"
+	SPARSE_MAP_BACKEND=scan "$ex_ls" --json --no-read "$d/holes" >"$d/json"
+	json_check 0 'tiles and .backend != "scan" and within("data"; 0; $M) and within("data"; 3*$M; 4*$M)' \
+		"--no-read (SPARSE_MAP_BACKEND=scan)"
+fi
+touch -a -d '2000-01-01 00:00:00' "$d/holes"
+atime=$(stat -c %X "$d/holes")
+SPARSE_MAP_BACKEND=scan "$ex_ls" --no-read --backend=auto "$d/holes" >/dev/null ||
+	ex_fail "sparse-ls --no-read failed"
+[ "$(stat -c %X "$d/holes")" = "$atime" ] || ex_fail "sparse-ls --no-read read the file: its atime moved"
+SPARSE_MAP_BACKEND=scan "$ex_ls" "$d/holes" >/dev/null
+if [ "$(stat -c %X "$d/holes")" = "$atime" ]; then
+	echo "note: reads do not move the atime here, so that check proved nothing"
+fi
+# What only reading can do is refused under --no-read: exit 1, one line.
+for opts in "--no-read --verify" "--no-read --zeroes" "--no-read --backend=scan"; do
+	rc=0
+	# shellcheck disable=SC2086 # opts is a list of options
+	"$ex_ls" $opts "$d/holes" >/dev/null 2>"$d/err" || rc=$?
+	if [ "$rc" != 1 ] || ! grep -q 'Invalid argument' "$d/err"; then
+		ex_fail "sparse-ls $opts: expected exit 1 and EINVAL, got $rc: $(cat "$d/err")"
+	fi
+done
+
 # Written zeroes are data, unless --zeroes (or the scan backend) says otherwise.
 "$ex_ls" --json "$d/zeroes" >"$d/json"
 json_check 0 'tiles and (.backend == "scan" or within("data"; 0; 3*$M))' "(no --zeroes)"

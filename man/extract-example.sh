@@ -5,13 +5,19 @@
 # so the program the tests compile is the one a reader sees.
 #
 #   man/extract-example.sh man/sparse_map.3 > sparse_map.c
+#   man/extract-example.sh man/sparse_map.3 adopt-copy > adopt-copy.c
 #
-# Exits 1 when the page has no EXAMPLES program, and 2 on an escape it does
+# With a NAME, the program is instead the example blocks (.EX to .EE) that
+# follow the comment line `.\" program: NAME`, in any section, up to the
+# next such comment or section heading: a page may show more programs than
+# its EXAMPLES one.
+#
+# Exits 1 when the page has no such program, and 2 on an escape it does
 # not know (rather than hand the compiler something the page does not say).
 set -eu
 
-[ $# -eq 1 ] || { echo "usage: $0 PAGE" >&2; exit 2; }
-awk '
+[ $# -eq 1 ] || [ $# -eq 2 ] || { echo "usage: $0 PAGE [NAME]" >&2; exit 2; }
+awk -v want="${2-}" '
 function unescape(s,    out, i, c, n) {
 	out = ""
 	for (i = 1; i <= length(s); i++) {
@@ -34,8 +40,10 @@ function unescape(s,    out, i, c, n) {
 	}
 	return out
 }
-/^\.SH / { section = $0; sub(/^\.SH +/, "", section); gsub(/"/, "", section); inex = 0; next }
-section != "EXAMPLES" { next }
+/^\.SH / { section = $0; sub(/^\.SH +/, "", section); gsub(/"/, "", section); inex = 0; program = ""; next }
+/^\.\\" program: / { program = $0; sub(/^\.\\" program: */, "", program); next }
+want == "" && section != "EXAMPLES" { next }
+want != "" && program != want { next }
 /^\.EX/ { inex = 1; found = 1; next }
 /^\.EE/ { inex = 0; next }
 inex && /^\.\\"/ { next }

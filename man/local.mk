@@ -6,6 +6,7 @@
 dist_man_MANS = \
 	man/sparse_map.3 \
 	man/sparse_map_open.3 \
+	man/sparse_map_open_with.3 \
 	man/sparse_map_close.3 \
 	man/sparse_map_next.3 \
 	man/sparse_map_seek.3 \
@@ -20,11 +21,15 @@ TESTS += man/check-pages.sh man/run-examples.sh man/check-installed.sh
 
 # The EXAMPLES program of each page is taken from the page itself, so the
 # code a reader copies is the code that make check compiles (warnings are
-# errors) and runs.
+# errors) and runs.  man/examples/PAGE-NAME.c is the program that PAGE.3
+# marks `.\" program: NAME` (sparse_map(3)'s ADOPTING section has three).
 MAN_EXAMPLE_CFLAGS = $(AM_CFLAGS) -Werror
 man_example_sources = \
 	man/examples/sparse_map.c \
+	man/examples/sparse_map-adopt-lseek.c \
+	man/examples/sparse_map-adopt-copy.c \
 	man/examples/sparse_map_open.c \
+	man/examples/sparse_map_open_with.c \
 	man/examples/sparse_map_next.c \
 	man/examples/sparse_map_get_backend.c \
 	man/examples/sparse_map_lseek.c
@@ -32,16 +37,28 @@ CLEANFILES += $(man_example_sources)
 
 check_PROGRAMS += \
 	man/examples/sparse_map \
+	man/examples/sparse_map-adopt-lseek \
+	man/examples/sparse_map-adopt-copy \
 	man/examples/sparse_map_open \
+	man/examples/sparse_map_open_with \
 	man/examples/sparse_map_next \
 	man/examples/sparse_map_get_backend \
 	man/examples/sparse_map_lseek
 nodist_man_examples_sparse_map_SOURCES = man/examples/sparse_map.c
 man_examples_sparse_map_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
 man_examples_sparse_map_LDADD = lib/libsparse-map.la
+nodist_man_examples_sparse_map_adopt_lseek_SOURCES = man/examples/sparse_map-adopt-lseek.c
+man_examples_sparse_map_adopt_lseek_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
+man_examples_sparse_map_adopt_lseek_LDADD = lib/libsparse-map.la
+nodist_man_examples_sparse_map_adopt_copy_SOURCES = man/examples/sparse_map-adopt-copy.c
+man_examples_sparse_map_adopt_copy_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
+man_examples_sparse_map_adopt_copy_LDADD = lib/libsparse-map.la
 nodist_man_examples_sparse_map_open_SOURCES = man/examples/sparse_map_open.c
 man_examples_sparse_map_open_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
 man_examples_sparse_map_open_LDADD = lib/libsparse-map.la
+nodist_man_examples_sparse_map_open_with_SOURCES = man/examples/sparse_map_open_with.c
+man_examples_sparse_map_open_with_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
+man_examples_sparse_map_open_with_LDADD = lib/libsparse-map.la
 nodist_man_examples_sparse_map_next_SOURCES = man/examples/sparse_map_next.c
 man_examples_sparse_map_next_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
 man_examples_sparse_map_next_LDADD = lib/libsparse-map.la
@@ -53,14 +70,19 @@ man_examples_sparse_map_lseek_CFLAGS = $(MAN_EXAMPLE_CFLAGS)
 man_examples_sparse_map_lseek_LDADD = lib/libsparse-map.la
 
 man/examples/sparse_map.c: $(srcdir)/man/sparse_map.3
+man/examples/sparse_map-adopt-lseek.c: $(srcdir)/man/sparse_map.3
+man/examples/sparse_map-adopt-copy.c: $(srcdir)/man/sparse_map.3
 man/examples/sparse_map_open.c: $(srcdir)/man/sparse_map_open.3
+man/examples/sparse_map_open_with.c: $(srcdir)/man/sparse_map_open_with.3
 man/examples/sparse_map_next.c: $(srcdir)/man/sparse_map_next.3
 man/examples/sparse_map_get_backend.c: $(srcdir)/man/sparse_map_get_backend.3
 man/examples/sparse_map_lseek.c: $(srcdir)/man/sparse_map_lseek.3
 $(man_example_sources): $(srcdir)/man/extract-example.sh
 	$(AM_V_GEN)$(MKDIR_P) man/examples && \
+	base=`basename $@ .c` && page=`echo $$base | sed 's/-.*//'` && \
+	name=`echo $$base | sed -n 's/^[^-]*-//p'` && \
 	$(SHELL) $(srcdir)/man/extract-example.sh \
-		$(srcdir)/man/`basename $@ .c`.3 > $@-t && mv -f $@-t $@
+		$(srcdir)/man/$$page.3 $$name > $@-t && mv -f $@-t $@
 
 # After `make install` (and in make distcheck): man 3 NAME from the install.
 installcheck-local: installcheck-man

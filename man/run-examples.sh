@@ -46,6 +46,19 @@ data 2097152 65536
 hole 2162688 983040'
 expect sparse_map "$map" "$demo"
 
+# sparse_map(3), ADOPTING: the lseek loop with the macro, and the copier.
+expect sparse_map-adopt-lseek 'data 0 65536
+data 2097152 65536
+size 3145728' "$demo"
+expect sparse_map-adopt-copy 'copied 131072 of 3145728 bytes' "$demo" "$work/copy"
+if ! cmp -s "$demo" "$work/copy"; then
+	echo "FAIL: sparse_map-adopt-copy: the copy differs"
+	fail=1
+elif [ "$(stat -c %b "$work/copy")" -gt "$(stat -c %b "$demo")" ]; then
+	echo "FAIL: sparse_map-adopt-copy: the copy takes more blocks than its source"
+	fail=1
+fi
+
 for b in auto seek fiemap scan ranges; do
 	out=$("$ex/sparse_map_open" "$b" "$demo" 2>/dev/null) || { echo "FAIL: sparse_map_open $b"; fail=1; continue; }
 	case $out in
@@ -53,6 +66,14 @@ for b in auto seek fiemap scan ranges; do
 	*) echo "FAIL: sparse_map_open $b: $out"; fail=1 ;;
 	esac
 done
+# NONE knows no hole: every byte is data.
+out=$("$ex/sparse_map_open" none "$demo" 2>&1) || true
+if [ "$out" = "none: 3145728 data, 0 hole" ]; then
+	echo "PASS: sparse_map_open none: $out"
+else
+	echo "FAIL: sparse_map_open none: $out"
+	fail=1
+fi
 
 expect sparse_map_next 'hole 100000 1997152
 data 2097152 65536
@@ -68,7 +89,8 @@ out=$("$ex/sparse_map_get_backend" "$demo")
 if grep -qx 'scan: scan, 3145728 bytes' <<<"$out" &&
    grep -qE '^auto: (seek|fiemap|scan), 3145728 bytes$' <<<"$out" &&
    grep -qx 'ranges: Operation not supported' <<<"$out" &&
-   [ "$(wc -l <<<"$out")" = 5 ]; then
+   grep -qx 'none: none, 3145728 bytes' <<<"$out" &&
+   [ "$(wc -l <<<"$out")" = 6 ]; then
 	echo "PASS: sparse_map_get_backend"
 else
 	printf 'FAIL: sparse_map_get_backend:\n%s\n' "$out"
@@ -77,5 +99,21 @@ fi
 
 expect sparse_map_lseek 'data 0 65536
 data 2097152 65536' "$demo"
+
+# The archiver's list ends at its own size, and SPARSE_MAP_NO_ENV keeps the
+# environment out: no debug line, and no scan where SEEK answers.
+list='size 3145728
+data 0 65536
+data 2097152 65536'
+expect sparse_map_open_with "$list" "$demo"
+if ! out=$(SPARSE_MAP_BACKEND=scan SPARSE_MAP_DEBUG=1 "$ex/sparse_map_open_with" "$demo" 2>&1); then
+	echo "FAIL: sparse_map_open_with with SPARSE_MAP_BACKEND=scan: $out"
+	fail=1
+elif grep -q -e '^sparse_map:' -e 'backend scan' <<<"$out"; then
+	printf 'FAIL: sparse_map_open_with read the environment:\n%s\n' "$out"
+	fail=1
+else
+	echo "PASS: sparse_map_open_with ignores SPARSE_MAP_BACKEND and SPARSE_MAP_DEBUG"
+fi
 
 exit "$fail"
