@@ -32,6 +32,19 @@ static int64_t distrust_end(const struct sparse_map *map)
 	return map->size > limit ? limit : map->size;
 }
 
+/* Where SEEK's answers contradict each other or the file (a writer racing
+ * the map, or a file system that answers wrongly): call the block at pos
+ * data and go on.  That is never wrong, and it always moves forward. */
+static int one_block_of_data(const struct sparse_map *map, int64_t pos, struct sm_piece *piece)
+{
+	int64_t rest = map->blksize - pos % map->blksize;
+
+	piece->end = pos > INT64_MAX - rest ? INT64_MAX : pos + rest;
+	piece->kind = SPARSE_MAP_DATA;
+	piece->flags = 0;
+	return 0;
+}
+
 /* Whether off lies past the file's end as it is now: an answer there from
  * SEEK_DATA, or SEEK_HOLE's ENXIO before it, is true only of a file that
  * shrank meanwhile (a FUSE daemon may say either of any file). */
@@ -84,7 +97,7 @@ int sm_seek_piece(struct sparse_map *map, int64_t *data_at, int64_t pos, struct 
 		if (data < 0)
 			return (int)data;
 		if (data >= map->size && past_eof_now(map, data))
-			return -EIO;	/* data past the end: what came before it? */
+			return one_block_of_data(map, pos, piece);	/* what came before it? */
 		if (data > pos) {
 			*data_at = data;
 			piece->end = data;
@@ -103,21 +116,17 @@ int sm_seek_piece(struct sparse_map *map, int64_t *data_at, int64_t pos, struct 
 		/* The file now ends at or before pos: what is past EOF is hole.
 		 * Of a file that does not, the answer is wrong. */
 		if (!past_eof_now(map, pos))
-			return -EIO;
+			return one_block_of_data(map, pos, piece);
 		piece->end = map->size;
 		piece->kind = SPARSE_MAP_HOLE;
 		return 0;
 	}
 	if (hole < 0)
 		return (int)hole;
-	if (hole <= pos) {
+	if (hole <= pos)
 		/* Data a moment ago, a hole now: the file changed under us, or
-		 * the kernel contradicts itself.  Call one block data and go on;
-		 * that is never wrong, and it always moves forward. */
-		int64_t rest = map->blksize - pos % map->blksize;
-
-		hole = pos > INT64_MAX - rest ? INT64_MAX : pos + rest;
-	}
+		 * the kernel contradicts itself. */
+		return one_block_of_data(map, pos, piece);
 	piece->end = hole;
 	return 0;
 }

@@ -375,11 +375,10 @@ static int probe(struct sparse_map *map)
 			   "store them: SEEK's answer, all data, leaves the file as it is" :
 			   map->readable ? "SPARSE_MAP_NO_READ: SEEK's answer, all data" :
 			   "cannot read the fd: SEEK's answer, all data, is safe");
-	if (map->flags & SPARSE_MAP_NO_READ)
-		return use(map, SPARSE_MAP_BACKEND_NONE,
-			   "SPARSE_MAP_NO_READ, and no source of hole information answers: all data");
-	sm_debug(map, "nothing can map this fd without reading it, and it is not open for reading");
-	return -EBADF;
+	/* Lack of hole information is no error: every byte is data. */
+	return use(map, SPARSE_MAP_BACKEND_NONE, (map->flags & SPARSE_MAP_NO_READ) ?
+		   "SPARSE_MAP_NO_READ, and no source of hole information answers: all data" :
+		   "not open for reading, and no source of hole information answers: all data");
 }
 
 int sm_fall_back(struct sparse_map *map, int64_t pos, int err)

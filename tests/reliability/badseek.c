@@ -286,6 +286,10 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++) {
 		for (size_t w = 0; w < 3; w++) {
 			for (size_t e = 0; e < NERRNOS; e++) {
+				/* SEEK_DATA's ENXIO is its answer for a trailing
+				 * hole: the library believes it (sparse_map(3)). */
+				if (errno_values[e] == ENXIO && w != 1)
+					continue;
 				snprintf(name, sizeof(name), "%s-%s-%d", errno_modes[e], whences[w], ks[k]);
 				one_case(name, errno_values[e]);
 				cases++;

@@ -787,7 +787,8 @@ END_TEST
  * Issue 21: under AUTO, lack of hole information is never an error.  These
  * errnos, from a source of hole information, say "no hole information
  * here", not "the file cannot be read" (EPERM and EACCES only from the
- * ioctl); ENXIO below EOF and EIO are the source's word, not a failed read.
+ * ioctl); SEEK_HOLE's ENXIO below EOF and EIO are the source's word, not a
+ * failed read.
  */
 static const int no_hole_info_errnos[] = {
 	ENOENT, EBADFD, EIO, EINVAL, ENXIO, EOPNOTSUPP, ENOTTY, ENOSYS, EBADR, EPERM, EACCES,
@@ -932,6 +933,11 @@ START_TEST(test_auto_goes_on_without_hole_information)
 			int err = no_hole_info_errnos[ei];
 
 			if (hs->src != SRC_FIEMAP && (err == EPERM || err == EACCES))
+				continue;
+			/* SEEK_DATA's ENXIO is its answer "no data from here": a
+			 * trailing hole, which nothing but SEEK_DATA can tell from
+			 * a lie (OpenZFS 15526); the library believes it. */
+			if ((hs->src & SRC_SEEK_DATA) && err == ENXIO)
 				continue;
 			/* Every errno at the first call and one in the middle;
 			 * EIO at each k next_source_k() picks. */
