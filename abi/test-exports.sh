@@ -4,7 +4,9 @@
 # what lib/libsparse-map.exp lists, made from lib/libsparse-map.sym by a
 # rule of Makefile.am.  That list must name exactly the functions this
 # build exports through the version script, each with the leading
-# underscore Mach-O gives C names.
+# underscore Mach-O gives C names.  And the library itself exports
+# exactly those functions (check-exports.sh, as the CI stages run it on
+# their builds).
 set -euo pipefail
 build=${top_builddir:?run this test through make check}
 lib=$build/lib/.libs/libsparse-map.so
@@ -20,3 +22,4 @@ if [ "$got" != "$want" ]; then
 	exit 1
 fi
 echo "PASS: lib/libsparse-map.exp lists the $(echo "$got" | wc -l) exported functions"
+"$(dirname "$0")/check-exports.sh" "$lib" "$top_srcdir/lib/libsparse-map.sym"

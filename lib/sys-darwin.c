@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * macOS's part of the system layer (see sparse-map-private.h,
- * "sys-<system>.c").  Written to Apple's documented interfaces; not
- * compiled by this project's CI, which runs on Linux.
+ * "sys-<system>.c").  Written to Apple's documented interfaces; CI
+ * cross-builds and links it (.ci/stages/38-macos.sh) but cannot run it.
  *  - No fdatasync(2) is declared: fsync(2) writes the data out, which is
  *    what SPARSE_MAP_SYNC needs (not F_FULLFSYNC, which also empties the
  *    drive's cache: a flush nobody asked for).

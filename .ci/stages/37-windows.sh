@@ -31,11 +31,7 @@ for f in "$dll" lib/.libs/libsparse-map.dll.a examples/.libs/sparse-ls.exe \
 	[ -s "$f" ] || { echo "FAIL: the build made no $f"; exit 1; }
 done
 
-"$host-objdump" -p "$dll" |
-	sed -n '/\[Ordinal\/Name Pointer\] Table/,/^$/s/^[[:space:]]*\[ *[0-9]*\] //p' | sort >exports
-sed -n 's/^[[:space:]]*\(sparse_map_[a-z_]*\);$/\1/p' "$src/lib/libsparse-map.sym" | sort >wanted
-diff -u wanted exports || { echo "FAIL: the DLL's exports are not libsparse-map.sym's"; exit 1; }
-echo "PASS: $dll exports the $(wc -l <wanted) functions of libsparse-map.sym"
+OBJDUMP=$host-objdump "$top/abi/check-exports.sh" "$dll" "$src/lib/libsparse-map.sym"
 
 export WINEPREFIX=$build/wine-prefix WINEDEBUG=-all
 winpath() { printf 'Z:%s' "${1//\//\\}"; }

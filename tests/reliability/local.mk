@@ -72,7 +72,9 @@ tests_reliability_portable_CFLAGS = $(AM_CFLAGS)
 tests_reliability_portable_LDADD = tests/libhelpers.la lib/libsparse-map.la
 TESTS += tests/reliability/portable
 
-# The CI stages this area adds (sanitizers, valgrind, fuzzing, -m32, musl,
-# configure variants); .ci/run runs them from a clone, the tarball keeps them.
+# The CI stages this area adds (sanitizers, valgrind, fuzzing, -m32 and
+# what it shares with the s390x stage, musl, configure variants); .ci/run
+# runs them from a clone, the tarball keeps them.
 EXTRA_DIST += .ci/stages/30-sanitizers.sh .ci/stages/31-valgrind.sh .ci/stages/32-fuzz.sh \
-	.ci/stages/33-m32.sh .ci/stages/34-musl.sh .ci/stages/35-configure-variants.sh
+	.ci/stages/33-m32.sh .ci/emulated.sh .ci/stages/34-musl.sh \
+	.ci/stages/35-configure-variants.sh
