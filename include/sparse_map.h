@@ -82,7 +82,8 @@ struct sparse_map_options {
 	  { 0, 0, 0, 0 } }
 
 /* Start mapping fd (a regular file or block device) from offset 0; on success
- * *mapp is the new map and 0 is returned.  flags: SPARSE_MAP_SYNC|VERIFY|ZEROES. */
+ * *mapp is the new map and 0 is returned.  flags: SPARSE_MAP_SYNC, VERIFY,
+ * ZEROES, NO_READ, NO_ENV.  Under AUTO no error means "no hole information". */
 int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned int flags,
 		    struct sparse_map **mapp);
 
@@ -101,7 +102,8 @@ int sparse_map_seek(struct sparse_map *map, int64_t offset);
 /* The backend in use: never SPARSE_MAP_BACKEND_AUTO. */
 enum sparse_map_backend sparse_map_get_backend(const struct sparse_map *map);
 
-/* The file size taken at sparse_map_open(); ranges end there. */
+/* Where the ranges end: the size fstat gave at open, or the one given to
+ * sparse_map_open_with(). */
 int64_t sparse_map_size(const struct sparse_map *map);
 
 /* "auto", "seek", "fiemap", "scan", "ranges" or "none"; NULL for a value outside the enum. */
