@@ -192,22 +192,15 @@ const size_t th_nlayouts = sizeof(th_layouts) / sizeof(th_layouts[0]);
 
 /* Maps --------------------------------------------------------------------- */
 
-int th_collect(int fd, enum sparse_map_backend backend, unsigned int flags,
-	       int64_t start, struct th_map *out)
+/* Every range of map, from where it stands, into out; rc < 0 (a failed
+ * sparse_map_seek) stops before the first.  Closes map. */
+static int drain(struct sparse_map *map, int rc, struct th_map *out)
 {
-	struct sparse_map *map;
 	struct sparse_map_range r;
 	size_t cap = 0;
-	int rc;
 
-	memset(out, 0, sizeof(*out));
-	rc = sparse_map_open(fd, backend, flags, &map);
-	if (rc < 0)
-		return rc;
 	out->size = sparse_map_size(map);
 	out->backend = sparse_map_get_backend(map);
-	if (start)
-		rc = sparse_map_seek(map, start);
 	while (rc >= 0 && (rc = sparse_map_next(map, &r)) == 1) {
 		if (out->n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -221,6 +214,31 @@ int th_collect(int fd, enum sparse_map_backend backend, unsigned int flags,
 	if (rc < 0)
 		th_map_free(out);
 	return rc < 0 ? rc : 0;
+}
+
+int th_collect(int fd, enum sparse_map_backend backend, unsigned int flags,
+	       int64_t start, struct th_map *out)
+{
+	struct sparse_map *map;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = sparse_map_open(fd, backend, flags, &map);
+	if (rc < 0)
+		return rc;
+	return drain(map, start ? sparse_map_seek(map, start) : 0, out);
+}
+
+int th_collect_with(int fd, const struct sparse_map_options *opts, struct th_map *out)
+{
+	struct sparse_map *map;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = sparse_map_open_with(fd, opts, &map);
+	if (rc < 0)
+		return rc;
+	return drain(map, 0, out);
 }
 
 void th_map_free(struct th_map *m)
@@ -376,6 +394,34 @@ enum sparse_map_kind th_kind_at(const struct th_map *m, int64_t off)
 			return r->kind;
 	}
 	return 0;
+}
+
+static const char *kind_name(enum sparse_map_kind k)
+{
+	return k == SPARSE_MAP_DATA ? "data" : k == SPARSE_MAP_HOLE ? "hole" : "in no range";
+}
+
+const char *th_same_kinds(const struct th_map *a, const struct th_map *b, int64_t lo, int64_t hi)
+{
+	/* Between two boundaries of either map both are constant: compare
+	 * at lo and at every boundary inside [lo, hi). */
+	for (int side = 0; side < 2; side++) {
+		const struct th_map *m = side ? b : a;
+
+		for (size_t i = 0; i <= m->n; i++) {
+			int64_t at = i == 0 ? lo : m->r[i - 1].offset;
+
+			if (at < lo || at >= hi || th_kind_at(a, at) == th_kind_at(b, at))
+				continue;
+			snprintf(msg, sizeof(msg), "byte %lld: %s in the first map, %s in the second\n  %s\n",
+				 (long long)at, kind_name(th_kind_at(a, at)),
+				 kind_name(th_kind_at(b, at)), th_describe(a));
+			size_t used = strlen(msg);
+			snprintf(msg + used, sizeof(msg) - used, "  %s", th_describe(b));
+			return msg;
+		}
+	}
+	return NULL;
 }
 
 /* Is any byte of [off, off+len) data in m? */
