@@ -200,7 +200,6 @@ static int drain(struct sparse_map *map, int rc, struct th_map *out)
 	size_t cap = 0;
 
 	out->size = sparse_map_size(map);
-	out->backend = sparse_map_get_backend(map);
 	while (rc >= 0 && (rc = sparse_map_next(map, &r)) == 1) {
 		if (out->n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -210,6 +209,7 @@ static int drain(struct sparse_map *map, int rc, struct th_map *out)
 		}
 		out->r[out->n++] = r;
 	}
+	out->backend = sparse_map_get_backend(map);
 	sparse_map_close(map);
 	if (rc < 0)
 		th_map_free(out);

@@ -16,7 +16,8 @@ struct th_map {
 	struct sparse_map_range *r;
 	size_t n;
 	int64_t size;
-	enum sparse_map_backend backend;
+	enum sparse_map_backend backend;	/* in use at the end: under AUTO, the
+						 * one that took over from a failed one */
 };
 
 /* A file layout: build() writes it into an empty file; blk is st_blksize. */

@@ -9,6 +9,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,6 +432,310 @@ START_TEST(test_not_supported_answers_fall_back)
 END_TEST
 #endif
 
+#if defined(SM_HAVE_SEEK) && defined(SM_HAVE_FIEMAP)
+/* Sources of hole information that break ------------------------------- */
+
+enum source { SRC_SEEK_DATA, SRC_SEEK_HOLE, SRC_FIEMAP, NSOURCES };
+static const char *const source_name[NSOURCES] = { "SEEK_DATA", "SEEK_HOLE", "FIEMAP" };
+
+/*
+ * From the k-th call to one source on (1-based; 0: never), every call to it
+ * fails with err.  The table also plays file systems this one is not: one
+ * without FIEMAP, one whose SEEK is the kernel's all-data stub; and it
+ * makes pread fail, or end early as if the file ended at pread_eof.
+ */
+static struct {
+	enum source source;
+	int k, err, calls;
+	bool fired;
+	bool no_fiemap, stub_seek;
+	int synced, unsynced;	/* FIEMAP batches asked after the break, by FIEMAP_FLAG_SYNC */
+	int pread_err;
+	int64_t pread_eof;	/* -1: the file's own end */
+} broken;
+
+static bool breaks(enum source src)
+{
+	if (broken.k == 0 || broken.source != src || ++broken.calls < broken.k)
+		return false;
+	broken.fired = true;
+	errno = broken.err;
+	return true;
+}
+
+static off_t b_lseek(int fd, off_t off, int whence)
+{
+	struct stat st;
+
+	seen.lseek++;
+	if ((whence == SEEK_DATA && breaks(SRC_SEEK_DATA)) ||
+	    (whence == SEEK_HOLE && breaks(SRC_SEEK_HOLE)))
+		return -1;
+	if (broken.stub_seek && (whence == SEEK_DATA || whence == SEEK_HOLE)) {
+		/* The generic stub: data at the offset, the hole at EOF. */
+		if (libc_table.fstat(fd, &st) < 0)
+			return -1;
+		if (off < 0 || off >= st.st_size) {
+			errno = ENXIO;
+			return -1;
+		}
+		return libc_table.lseek(fd, whence == SEEK_DATA ? off : st.st_size, SEEK_SET);
+	}
+	return libc_table.lseek(fd, off, whence);
+}
+
+static int b_ioctl(int fd, unsigned long req, void *arg)
+{
+	seen.ioctl++;
+#ifdef SM_HAVE_FIEMAP
+	if (req == FS_IOC_FIEMAP) {
+		struct fiemap *fm = arg;
+
+		if (broken.no_fiemap) {
+			errno = EOPNOTSUPP;
+			return -1;
+		}
+		if (breaks(SRC_FIEMAP))
+			return -1;
+		if (broken.fired && fm->fm_extent_count > 1) {
+			if (fm->fm_flags & FIEMAP_FLAG_SYNC)
+				broken.synced++;
+			else
+				broken.unsynced++;
+		}
+		/* Counted, not done: a flush per map would cost a disk cache
+		 * flush each, and the file would no longer be dirty for the
+		 * next case.  Unsynced, ext4 calls delalloc extents DELALLOC,
+		 * which the synced mode takes as data. */
+		fm->fm_flags &= ~(uint32_t)FIEMAP_FLAG_SYNC;
+	}
+#endif
+	return libc_table.ioctl(fd, req, arg);
+}
+
+static ssize_t b_pread(int fd, void *buf, size_t len, off_t off)
+{
+	seen.pread++;
+	if (broken.pread_err) {
+		errno = broken.pread_err;
+		return -1;
+	}
+	if (broken.pread_eof >= 0 && off >= broken.pread_eof)
+		return 0;
+	if (broken.pread_eof >= 0 && off + (off_t)len > broken.pread_eof)
+		len = (size_t)(broken.pread_eof - off);
+	return libc_table.pread(fd, buf, len, off);
+}
+
+/* Count every call, and break src from its k-th call on with err (k = 0:
+ * nothing); the other fields of broken are the caller's to set. */
+static void break_at(enum source src, int k, int err)
+{
+	count_calls();
+	memset(&broken, 0, sizeof(broken));
+	broken.source = src;
+	broken.k = k;
+	broken.err = err;
+	broken.pread_eof = -1;
+	sm_sys_table.lseek = b_lseek;
+	sm_sys_table.ioctl = b_ioctl;
+	sm_sys_table.pread = b_pread;
+}
+
+/* runs blocks of data, each followed by three of hole, and one block more
+ * of hole; not synced: the pages stay dirty, so that AUTO's FIEMAP without
+ * sync asks SEEK about every gap (and no case waits for the disk). */
+static int runs_file(char *p, size_t len, int runs)
+{
+	int fd = th_create(NULL, p, len);
+	int64_t blk = th_blksize(fd);
+
+	for (int i = 0; i < runs; i++)
+		th_fill(fd, (int64_t)i * 4 * blk, blk);
+	th_truncate(fd, (int64_t)runs * 4 * blk + blk);
+	return fd;
+}
+
+/* Make the runs dirty again (same bytes), as runs_file() left them. */
+static void redirty(int fd, int runs)
+{
+	int64_t blk = th_blksize(fd);
+
+	for (int i = 0; i < runs; i++)
+		th_fill(fd, (int64_t)i * 4 * blk, blk);
+}
+
+/* The errnos a source of hole information has been seen to fail with, or
+ * could: ext4 inline_data's ENOENT, GlusterFS's EBADFD, a FUSE daemon's
+ * EIO, and the answers of a file system that does not support the call.
+ * ENXIO from SEEK_DATA is no failure, it is "no data from here on". */
+static const int source_errnos[] = { ENOENT, EBADFD, EIO, EINVAL, ENXIO, EOPNOTSUPP };
+#define NSOURCE_ERRNOS (int)(sizeof(source_errnos) / sizeof(source_errnos[0]))
+
+#define SEEK_RUNS 40
+#define FIEMAP_RUNS 600	/* two FIEMAP batches of 512 */
+
+/* Who takes over under AUTO when src breaks from its k-th call on: FIEMAP
+ * with its sync where the file system has FIEMAP, else SCAN where the fd
+ * may be read, else NONE.  A FIEMAP that breaks at the probe's first
+ * question is never used: SEEK maps.  (Where SEEK says it is not
+ * supported, FIEMAP without sync goes on alone, and calls data what
+ * SEEK would have decided: backend-fiemap.c.) */
+static enum sparse_map_backend takes_over(enum source src, int k, bool readable)
+{
+	if (src == SRC_FIEMAP && k == 1)
+		return SPARSE_MAP_BACKEND_SEEK;
+	if (src != SRC_FIEMAP && !broken.no_fiemap)
+		return SPARSE_MAP_BACKEND_FIEMAP;
+	return readable ? SPARSE_MAP_BACKEND_SCAN : SPARSE_MAP_BACKEND_NONE;
+}
+
+/*
+ * Under AUTO a source that fails, at open (k = 1) or in the middle of the
+ * map (k = 3), with any errno but ENOMEM and EBADF, gives way: the map
+ * succeeds, tiles, calls every written byte data, and ends with the
+ * backend takes_over() names; FIEMAP taking over from a failed SEEK asks
+ * with FIEMAP_FLAG_SYNC.  On this file system as it is (FIEMAP and SEEK)
+ * and as one without FIEMAP (tmpfs-like); on an fd open for reading and
+ * writing, and on a write-only one.
+ */
+START_TEST(test_auto_falls_back_when_a_source_fails)
+{
+	enum source src = (enum source)(_i / NSOURCE_ERRNOS);
+	int err = source_errnos[_i % NSOURCE_ERRNOS];
+	int runs = src == SRC_FIEMAP ? FIEMAP_RUNS : SEEK_RUNS;
+	bool unsupported = err == EINVAL || err == EOPNOTSUPP;
+	char p[4096];
+	int fd = runs_file(p, sizeof(p), runs);
+	int wfd = open(p, O_WRONLY);
+
+	ck_assert_int_ge(wfd, 0);
+	/* ENXIO from SEEK_DATA is an answer, not a failure (source_errnos);
+	 * from SEEK_HOLE it is test_seek_hole_enxio_before_eof_is_no_hole's. */
+	if (src != SRC_FIEMAP && err == ENXIO) {
+		close(wfd);
+		close(fd);
+		unlink(p);
+		return;
+	}
+	for (int no_fiemap = 0; no_fiemap <= 1; no_fiemap++) {
+		if (src == SRC_FIEMAP && no_fiemap)
+			continue;	/* nothing to break */
+		for (int k = 1; k <= 3; k += 2) {
+			for (int rd = 1; rd >= 0; rd--) {
+				enum sparse_map_backend want;
+				struct th_map m;
+				const char *bad;
+				char what[200];
+				int rc;
+
+				snprintf(what, sizeof(what), "%s fails with %s from call %d on, %s, %s fd",
+					 source_name[src], strerror(err), k,
+					 no_fiemap ? "no FIEMAP" : "FIEMAP", rd ? "read-write" : "write-only");
+				if (src == SRC_SEEK_HOLE && k == 1 && no_fiemap && !rd)
+					continue;	/* test_write_only_fd_without_hole_source_is_none */
+				if (src != SRC_FIEMAP)
+					redirty(fd, runs);
+				break_at(src, k, err);
+				broken.no_fiemap = no_fiemap;
+				want = takes_over(src, k, rd);
+				rc = th_collect(rd ? fd : wfd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m);
+				sm_sys_table = libc_table;
+				ck_assert_msg(rc == 0, "%s: expected the map to go on, got %d (%s)", what,
+					      rc, strerror(-rc));
+				ck_assert_msg(broken.fired, "%s: the source never failed: test not meaningful",
+					      what);
+				bad = th_check_contract(fd, &m, 0);
+				ck_assert_msg(bad == NULL, "%s: %s", what, bad);
+				ck_assert_msg(m.backend == want, "%s: expected %s to take over, got %s", what,
+					      sparse_map_backend_name(want),
+					      sparse_map_backend_name(m.backend));
+				ck_assert_msg(want != SPARSE_MAP_BACKEND_FIEMAP || unsupported ||
+					      (broken.synced > 0 && broken.unsynced == 0),
+					      "%s: FIEMAP took over with %d synced and %d unsynced calls, "
+					      "expected only synced ones", what, broken.synced, broken.unsynced);
+				th_map_free(&m);
+			}
+		}
+	}
+	close(wfd);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* The same failures where the caller named the backend: its error is the
+ * answer (at open, an unsupported call is -EOPNOTSUPP).  ENXIO from SEEK
+ * is an answer, not a failure; under AUTO, ENOMEM and EBADF stay errors. */
+START_TEST(test_named_backend_keeps_its_errors)
+{
+	enum source src = (enum source)(_i / NSOURCE_ERRNOS);
+	int err = source_errnos[_i % NSOURCE_ERRNOS];
+	enum sparse_map_backend b = src == SRC_FIEMAP ? SPARSE_MAP_BACKEND_FIEMAP :
+				    SPARSE_MAP_BACKEND_SEEK;
+	char p[4096];
+	int fd = runs_file(p, sizeof(p), src == SRC_FIEMAP ? FIEMAP_RUNS : SEEK_RUNS);
+
+	for (int k = 1; k <= 3; k += 2) {
+		struct th_map m;
+		int rc;
+
+		if (src != SRC_FIEMAP && err == ENXIO)
+			break;
+		break_at(src, k, err);
+		rc = th_collect(fd, b, 0, 0, &m);
+		sm_sys_table = libc_table;
+		ck_assert_msg(rc == -err || (k == 1 && rc == -EOPNOTSUPP &&
+					     (err == EINVAL || err == EOPNOTSUPP)),
+			      "%s forced, %s fails with %s from call %d on: expected %d, got %d (%s)",
+			      sparse_map_backend_name(b), source_name[src], strerror(err), k, -err,
+			      rc, strerror(-rc));
+	}
+	/* Under AUTO too, for these two. */
+	for (int e = 0; e < 2; e++) {
+		int stays = e ? EBADF : ENOMEM;
+		struct th_map m;
+		int rc;
+
+		break_at(src, 3, stays);
+		broken.no_fiemap = src != SRC_FIEMAP;	/* AUTO then maps with SEEK */
+		rc = th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m);
+		sm_sys_table = libc_table;
+		ck_assert_msg(broken.fired && rc == -stays,
+			      "AUTO, %s fails with %s mid-map: expected %d, got %d (%s)",
+			      source_name[src], strerror(stays), -stays, rc, strerror(-rc));
+	}
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* A read error stays an error: SCAN, forced or taking over under AUTO
+ * from a SEEK that failed, gives -EIO when pread does. */
+START_TEST(test_scan_read_errors_stay_errors)
+{
+	char p[4096];
+	int fd = runs_file(p, sizeof(p), SEEK_RUNS);
+	struct th_map m;
+	int rc;
+
+	break_at(SRC_SEEK_DATA, 0, 0);
+	broken.pread_err = EIO;
+	rc = th_collect(fd, SPARSE_MAP_BACKEND_SCAN, 0, 0, &m);
+	ck_assert_msg(rc == -EIO, "SCAN forced, pread fails with EIO: expected %d, got %d", -EIO, rc);
+	break_at(SRC_SEEK_DATA, 3, EIO);
+	broken.pread_err = EIO;
+	broken.no_fiemap = true;
+	rc = th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m);
+	sm_sys_table = libc_table;
+	ck_assert_msg(broken.fired && rc == -EIO,
+		      "AUTO, SEEK then pread fail with EIO: expected %d, got %d", -EIO, rc);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+#endif
+
 /* The generic system layer sizes a device by seeking to its end, and some
  * systems seek every device's end to 0: that is believed only of a device
  * whose first byte is its end.  Shown on a regular file, whose SEEK_END the
@@ -490,6 +795,13 @@ int main(void)
 #ifdef SM_HAVE_SEEK
 	tcase_add_test(tc, test_verify_reads_each_hole_afresh);
 	tcase_add_test(tc, test_not_supported_answers_fall_back);
+#endif
+#if defined(SM_HAVE_SEEK) && defined(SM_HAVE_FIEMAP)
+	tcase_add_loop_test(tc, test_auto_falls_back_when_a_source_fails, 0,
+			    (int)NSOURCES * NSOURCE_ERRNOS);
+	tcase_add_loop_test(tc, test_named_backend_keeps_its_errors, 0,
+			    (int)NSOURCES * NSOURCE_ERRNOS);
+	tcase_add_test(tc, test_scan_read_errors_stay_errors);
 #endif
 	suite_add_tcase(s, tc);
 	return th_run_suite(s);
