@@ -734,6 +734,189 @@ START_TEST(test_scan_read_errors_stay_errors)
 	unlink(p);
 }
 END_TEST
+
+/* SPARSE_MAP_NO_READ under AUTO, on this file system as it is and as it
+ * plays others and failures: not one pread, every written byte data, and
+ * the backend named.  (AUTO is the map's own choice here: any backend.) */
+static const struct {
+	const char *what;
+	bool no_fiemap, stub_seek;
+	enum source src;
+	int k;
+	enum sparse_map_backend want;
+} no_read_cases[] = {
+	{ "this file system", false, false, SRC_SEEK_DATA, 0, SPARSE_MAP_BACKEND_AUTO },
+	{ "no FIEMAP", true, false, SRC_SEEK_DATA, 0, SPARSE_MAP_BACKEND_SEEK },
+	{ "SEEK the generic stub, no FIEMAP", true, true, SRC_SEEK_DATA, 0, SPARSE_MAP_BACKEND_SEEK },
+	{ "SEEK_HOLE failing at open, no FIEMAP", true, false, SRC_SEEK_HOLE, 1,
+	  SPARSE_MAP_BACKEND_NONE },
+	{ "SEEK_DATA failing mid-map, no FIEMAP", true, false, SRC_SEEK_DATA, 3,
+	  SPARSE_MAP_BACKEND_NONE },
+	{ "SEEK_HOLE failing mid-map", false, false, SRC_SEEK_HOLE, 3, SPARSE_MAP_BACKEND_FIEMAP },
+	{ "FIEMAP failing mid-map", false, false, SRC_FIEMAP, 2, SPARSE_MAP_BACKEND_NONE },
+};
+#define NNO_READ_CASES (int)(sizeof(no_read_cases) / sizeof(no_read_cases[0]))
+
+START_TEST(test_no_read_reads_nothing)
+{
+	char p[4096];
+	int fd = runs_file(p, sizeof(p), SEEK_RUNS);
+	struct th_map m;
+	const char *bad;
+	int rc;
+
+	break_at(no_read_cases[_i].src, no_read_cases[_i].k, EIO);
+	broken.no_fiemap = no_read_cases[_i].no_fiemap;
+	broken.stub_seek = no_read_cases[_i].stub_seek;
+	rc = th_collect(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_NO_READ, 0, &m);
+	sm_sys_table = libc_table;
+	ck_assert_msg(rc == 0, "NO_READ, %s: expected 0, got %d (%s)", no_read_cases[_i].what, rc,
+		      strerror(-rc));
+	ck_assert_msg(seen.pread == 0, "NO_READ, %s: expected no pread, got %d",
+		      no_read_cases[_i].what, seen.pread);
+	ck_assert_msg(broken.k == 0 || broken.fired, "NO_READ, %s: the source never failed",
+		      no_read_cases[_i].what);
+	bad = th_check_contract(fd, &m, 0);
+	ck_assert_msg(bad == NULL, "NO_READ, %s: %s", no_read_cases[_i].what, bad);
+	ck_assert_msg(no_read_cases[_i].want == SPARSE_MAP_BACKEND_AUTO ||
+		      m.backend == no_read_cases[_i].want, "NO_READ, %s: expected %s, got %s",
+		      no_read_cases[_i].what, sparse_map_backend_name(no_read_cases[_i].want),
+		      sparse_map_backend_name(m.backend));
+	if (no_read_cases[_i].stub_seek) {
+		/* Only reading finds these holes: all data.  Without the
+		 * flag AUTO reads, which is what makes this case one. */
+		ck_assert_msg(m.n == 1 && m.r[0].kind == SPARSE_MAP_DATA,
+			      "NO_READ, %s: expected one data range, got %s",
+			      no_read_cases[_i].what, th_describe(&m));
+		th_map_free(&m);
+		break_at(SRC_SEEK_DATA, 0, 0);
+		broken.no_fiemap = broken.stub_seek = true;
+		ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m), 0);
+		sm_sys_table = libc_table;
+		ck_assert_msg(seen.pread > 0 && m.backend == SPARSE_MAP_BACKEND_SCAN,
+			      "without NO_READ, %s: expected SCAN to read, got %s and %d preads",
+			      no_read_cases[_i].what, sparse_map_backend_name(m.backend), seen.pread);
+	}
+	th_map_free(&m);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/*
+ * A read that ends before the size fstat gave (a file truncated while it
+ * is read; a sysfs file says 4096 and has less): the bytes no read
+ * returned are data, never hole.  Here every read stops at cut, inside a
+ * block, of a file that is a hole from its first block to its end: SCAN
+ * (forced, and AUTO's on a file system whose SEEK is the stub) and SEEK's
+ * holes read back under VERIFY.
+ */
+START_TEST(test_bytes_no_read_returned_are_data)
+{
+	static const struct { enum sparse_map_backend b; unsigned int flags; bool stub; } runs[] = {
+		{ SPARSE_MAP_BACKEND_SCAN, 0, false },
+		{ SPARSE_MAP_BACKEND_AUTO, 0, true },
+		{ SPARSE_MAP_BACKEND_SEEK, SPARSE_MAP_VERIFY, false },
+	};
+	char p[4096];
+	int fd = th_create(NULL, p, sizeof(p));
+	int64_t blk = th_blksize(fd), size = 64 * blk, cut = 20 * blk + 100;
+
+	th_fill(fd, 0, 100);
+	th_truncate(fd, size);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct th_map m;
+		int rc;
+
+		break_at(SRC_SEEK_DATA, 0, 0);
+		broken.pread_eof = cut;
+		broken.no_fiemap = broken.stub_seek = runs[i].stub;
+		rc = th_collect(fd, runs[i].b, runs[i].flags, 0, &m);
+		sm_sys_table = libc_table;
+		ck_assert_msg(rc == 0 && seen.pread > 0, "%s flags %#x, reads end at %lld: "
+			      "expected 0 and reads, got %d and %d preads",
+			      sparse_map_backend_name(runs[i].b), runs[i].flags, (long long)cut, rc,
+			      seen.pread);
+		for (size_t j = 0; j < m.n; j++)
+			ck_assert_msg(m.r[j].kind == SPARSE_MAP_DATA ||
+				      m.r[j].offset + m.r[j].length <= cut - cut % blk,
+				      "%s flags %#x, reads end at %lld: expected data from the "
+				      "block of %lld on, got %s", sparse_map_backend_name(runs[i].b),
+				      runs[i].flags, (long long)cut, (long long)cut, th_describe(&m));
+		ck_assert_msg(th_kind_at(&m, size - 1) == SPARSE_MAP_DATA && th_kind_at(&m, 0) ==
+			      SPARSE_MAP_DATA, "%s: %s", sparse_map_backend_name(runs[i].b),
+			      th_describe(&m));
+		th_map_free(&m);
+	}
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/*
+ * sparse_map_lseek() on a file system like ramfs without its page cache
+ * (the generic SEEK stub, no FIEMAP: only the walk, which reads, finds the
+ * holes), with each allocation made to fail in turn, and with pread
+ * failing: a call that fails leaves the file offset where it was (ENOMEM,
+ * EIO, or ENXIO from the walk after the kernel's answer had moved it); one
+ * that succeeds leaves it at its answer, which is the true one or, where
+ * the walk failed, the stub's own (data at the offset, the hole at EOF).
+ */
+START_TEST(test_lseek_failure_leaves_the_offset)
+{
+	char p[4096];
+	int fd = th_create(NULL, p, sizeof(p));
+	const int64_t size = 65536, offs[] = { 0, 100, 4096, 8192, size - 1 };
+
+	th_fill(fd, 0, 4096);
+	th_truncate(fd, size);
+	for (int whence = SPARSE_MAP_SEEK_DATA; whence <= SPARSE_MAP_SEEK_HOLE; whence++) {
+		bool data = whence == SPARSE_MAP_SEEK_DATA;
+
+		for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+			int64_t off = offs[i];
+			int64_t truth = data ? (off < 4096 ? off : -1) : (off < 4096 ? 4096 : off);
+			int64_t stub = data ? off : size;
+
+			for (int n = 0;; n++) {
+				int64_t r;
+				int e;
+
+				ck_assert_int_eq(lseek(fd, 777, SEEK_SET), 777);
+				break_at(SRC_SEEK_DATA, 0, 0);
+				broken.no_fiemap = broken.stub_seek = true;
+				seen.fail_alloc_at = n > 0 ? n : 0;
+				broken.pread_err = n == 0 ? EIO : 0;
+				errno = 0;
+				r = sparse_map_lseek(fd, off, whence);
+				e = errno;
+				sm_sys_table = libc_table;
+				if (r < 0)
+					ck_assert_msg((e == ENXIO && truth < 0) ||
+						      e == (n == 0 ? EIO : ENOMEM),
+						      "%s(%lld), %s: failed with %s",
+						      data ? "SEEK_DATA" : "SEEK_HOLE", (long long)off,
+						      n ? "an allocation failing" : "pread failing",
+						      strerror(e));
+				else
+					ck_assert_msg(r == truth || r == stub,
+						      "%s(%lld): expected %lld, or the stub's %lld; got %lld",
+						      data ? "SEEK_DATA" : "SEEK_HOLE", (long long)off,
+						      (long long)truth, (long long)stub, (long long)r);
+				ck_assert_msg(lseek(fd, 0, SEEK_CUR) == (r < 0 ? 777 : r),
+					      "%s(%lld) gave %lld (%s): the offset is %lld, expected %lld",
+					      data ? "SEEK_DATA" : "SEEK_HOLE", (long long)off,
+					      (long long)r, r < 0 ? strerror(e) : "no error",
+					      (long long)lseek(fd, 0, SEEK_CUR), (long long)(r < 0 ? 777 : r));
+				if (n > 0 && seen.malloc < n)
+					break;	/* every allocation has failed once */
+			}
+		}
+	}
+	close(fd);
+	unlink(p);
+}
+END_TEST
 #endif
 
 /* The generic system layer sizes a device by seeking to its end, and some
@@ -802,6 +985,9 @@ int main(void)
 	tcase_add_loop_test(tc, test_named_backend_keeps_its_errors, 0,
 			    (int)NSOURCES * NSOURCE_ERRNOS);
 	tcase_add_test(tc, test_scan_read_errors_stay_errors);
+	tcase_add_loop_test(tc, test_no_read_reads_nothing, 0, NNO_READ_CASES);
+	tcase_add_test(tc, test_bytes_no_read_returned_are_data);
+	tcase_add_test(tc, test_lseek_failure_leaves_the_offset);
 #endif
 	suite_add_tcase(s, tc);
 	return th_run_suite(s);
