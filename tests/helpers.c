@@ -192,6 +192,21 @@ const size_t th_nlayouts = sizeof(th_layouts) / sizeof(th_layouts[0]);
 
 /* Maps --------------------------------------------------------------------- */
 
+static char msg[4096];
+
+/* Append [off, off + len) of kind k to m. */
+static void add_range(struct th_map *m, size_t *cap, int64_t off, int64_t len,
+		      enum sparse_map_kind k)
+{
+	if (m->n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		m->r = realloc(m->r, *cap * sizeof(*m->r));
+		if (!m->r)
+			die("realloc");
+	}
+	m->r[m->n++] = (struct sparse_map_range){ off, len, k, 0 };
+}
+
 /* Every range of map, from where it stands, into out; rc < 0 (a failed
  * sparse_map_seek) stops before the first.  Closes map. */
 static int drain(struct sparse_map *map, int rc, struct th_map *out)
@@ -201,13 +216,8 @@ static int drain(struct sparse_map *map, int rc, struct th_map *out)
 
 	out->size = sparse_map_size(map);
 	while (rc >= 0 && (rc = sparse_map_next(map, &r)) == 1) {
-		if (out->n == cap) {
-			cap = cap ? 2 * cap : 64;
-			out->r = realloc(out->r, cap * sizeof(*out->r));
-			if (!out->r)
-				die("realloc");
-		}
-		out->r[out->n++] = r;
+		add_range(out, &cap, r.offset, r.length, r.kind);
+		out->r[out->n - 1].flags = r.flags;
 	}
 	out->backend = sparse_map_get_backend(map);
 	sparse_map_close(map);
@@ -241,14 +251,72 @@ int th_collect_with(int fd, const struct sparse_map_options *opts, struct th_map
 	return drain(map, 0, out);
 }
 
+const char *th_collect_lseek(int fd, struct th_map *out)
+{
+	static char why[512];
+	struct stat st;
+	size_t cap = 0;
+	int64_t off = 0, data, hole;
+
+	memset(out, 0, sizeof(*out));
+	if (fstat(fd, &st) < 0)
+		die("fstat");
+	out->size = (int64_t)st.st_size;
+	while (off < out->size) {
+		data = sparse_map_lseek(fd, off, SPARSE_MAP_SEEK_DATA);
+		if (data < 0 && errno == ENXIO) {
+			add_range(out, &cap, off, out->size - off, SPARSE_MAP_HOLE);
+			break;
+		}
+		if (data < off || lseek(fd, 0, SEEK_CUR) != data) {
+			snprintf(why, sizeof(why), "SEEK_DATA(%lld) gave %lld (%s), the offset is at %lld",
+				 (long long)off, (long long)data, data < 0 ? strerror(errno) : "ok",
+				 (long long)lseek(fd, 0, SEEK_CUR));
+			return why;
+		}
+		if (data > off)
+			add_range(out, &cap, off, data - off, SPARSE_MAP_HOLE);
+		hole = sparse_map_lseek(fd, data, SPARSE_MAP_SEEK_HOLE);
+		if (hole <= data || hole > out->size || lseek(fd, 0, SEEK_CUR) != hole) {
+			snprintf(why, sizeof(why), "SEEK_HOLE(%lld) gave %lld (%s), the offset is at %lld",
+				 (long long)data, (long long)hole, hole < 0 ? strerror(errno) : "ok",
+				 (long long)lseek(fd, 0, SEEK_CUR));
+			return why;
+		}
+		add_range(out, &cap, data, hole - data, SPARSE_MAP_DATA);
+		off = hole;
+	}
+	return NULL;
+}
+
+const char *th_lseek_loop_matches_auto(int fd)
+{
+	struct th_map loop, m;
+	const char *err = th_collect_lseek(fd, &loop);
+	int rc;
+
+	if (err)
+		return err;
+	rc = th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m);
+	if (rc < 0) {
+		th_map_free(&loop);
+		snprintf(msg, sizeof(msg), "the AUTO map failed: %s", strerror(-rc));
+		return msg;
+	}
+	err = th_same_kinds(&loop, &m, 0, m.size);
+	if (!err)
+		err = th_check_contract(fd, &loop, 0);
+	th_map_free(&loop);
+	th_map_free(&m);
+	return err;
+}
+
 void th_map_free(struct th_map *m)
 {
 	free(m->r);
 	m->r = NULL;
 	m->n = 0;
 }
-
-static char msg[4096];
 
 const char *th_describe(const struct th_map *m)
 {

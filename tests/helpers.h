@@ -47,6 +47,13 @@ int th_collect(int fd, enum sparse_map_backend backend, unsigned int flags,
 /* The same through sparse_map_open_with(): the ranges of [start, size). */
 int th_collect_with(int fd, const struct sparse_map_options *opts, struct th_map *out);
 void th_map_free(struct th_map *m);
+/* The map a SEEK_DATA/SEEK_HOLE loop of sparse_map_lseek() gives, from 0
+ * (backend AUTO, no flags): NULL, or what went wrong (an answer out of
+ * order, or the file offset not at the answer). */
+const char *th_collect_lseek(int fd, struct th_map *out);
+/* NULL when that loop finds what a fresh AUTO map finds, and keeps the
+ * contract; otherwise what differs. */
+const char *th_lseek_loop_matches_auto(int fd);
 
 /* NULL when the map keeps the contract for the file as it is now: ranges tile
  * [start, size) in order, are maximal, every hole reads back as zeroes and
