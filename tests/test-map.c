@@ -482,6 +482,58 @@ START_TEST(test_file_changes_during_iteration)
 }
 END_TEST
 
+/*
+ * Files whose reads end before the size fstat gives (sysfs: 4096, and a
+ * few bytes or none), and procfs files that give a size: under AUTO, with
+ * and without NO_READ, every byte is data, SEEK_DATA(0) is 0 and
+ * SEEK_HOLE(0) is the size.  Those that exist here are tried.
+ */
+START_TEST(test_short_read_files_are_data)
+{
+	static const char *const files[] = {
+		"/sys/kernel/mm/transparent_hugepage/enabled", "/sys/devices/system/cpu/online",
+		"/sys/power/state", "/sys/kernel/address_bits", "/sys/kernel/cpu_byteorder",
+		"/sys/class/firmware/timeout", "/proc/cmdline", "/proc/config.gz",
+	};
+	int tried = 0;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		static char buf[1 << 20];
+		struct stat st;
+		struct th_map m;
+		ssize_t got;
+		int fd = open(files[i], O_RDONLY);
+
+		if (fd < 0)
+			continue;
+		got = read(fd, buf, sizeof(buf));
+		if (fstat(fd, &st) < 0 || st.st_size <= 0 || got <= 0 ||
+		    (strncmp(files[i], "/sys/", 5) == 0 && got >= st.st_size)) {
+			close(fd);
+			continue;	/* no size, or reads as much as it says, or nothing */
+		}
+		ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+		for (unsigned int flags = 0; flags <= SPARSE_MAP_NO_READ; flags += SPARSE_MAP_NO_READ) {
+			ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, flags, 0, &m), 0);
+			ck_assert_msg(m.size == st.st_size && m.n == 1 && m.r[0].kind == SPARSE_MAP_DATA,
+				      "%s (size %lld, %zd bytes read), flags %#x: expected all data, got %s",
+				      files[i], (long long)st.st_size, got, flags, th_describe(&m));
+			th_map_free(&m);
+		}
+		ck_assert_msg(sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_DATA) == 0 &&
+			      sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_HOLE) == st.st_size,
+			      "%s: expected SEEK_DATA(0) 0 and SEEK_HOLE(0) %lld, got %lld and %lld",
+			      files[i], (long long)st.st_size,
+			      (long long)sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_DATA),
+			      (long long)sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_HOLE));
+		close(fd);
+		tried++;
+	}
+	if (tried == 0)
+		fprintf(stderr, "no sysfs or procfs file here reads less than its size: not tested\n");
+}
+END_TEST
+
 /* Point 10: distinct maps on distinct threads at once. */
 struct worker {
 	int fd;
@@ -652,6 +704,7 @@ static Suite *map_suite(void)
 	tcase_add_loop_test(tc, test_close_restores_file_offset, 0, NBACKENDS);
 	tcase_add_test(tc, test_getters);
 	tcase_add_loop_test(tc, test_file_changes_during_iteration, 0, NBACKENDS);
+	tcase_add_test(tc, test_short_read_files_are_data);
 	tcase_add_test(tc, test_threads_map_independently);
 	tcase_add_test(tc, test_env_overrides_auto);
 	tcase_add_test(tc, test_no_env_ignores_backend_and_debug);
