@@ -108,6 +108,28 @@ errors_check() {
 	rm -rf "$dir/dst" "$dir/dst2" "$dir/fifo" "$dir/dir" "$dir/err"
 }
 
+# Files whose reads end before the size fstat gives (sysfs: 4096, and a
+# few bytes): the copy holds what cat reads, no more, no zeroes after.
+# Those of the list that exist here and read less than their size.
+short_read_check() {
+	local dir=$1 f n=0
+	for f in /sys/kernel/mm/transparent_hugepage/enabled /sys/devices/system/cpu/online \
+		/sys/kernel/address_bits /sys/kernel/cpu_byteorder /sys/class/firmware/timeout; do
+		[ -r "$f" ] || continue
+		cat "$f" >"$dir/cat" 2>/dev/null || continue
+		# A file that reads nothing: see the known-failure commit.
+		if [ ! -s "$dir/cat" ] || [ "$(stat -c %s "$f")" -le "$(stat -c %s "$dir/cat")" ]; then
+			continue
+		fi
+		"$ex_cp" "$f" "$dir/copy" || ex_fail "sparse-cp $f failed"
+		cmp -s "$dir/cat" "$dir/copy" ||
+			ex_fail "sparse-cp $f: expected what cat reads ($(stat -c %s "$dir/cat") bytes), got $(stat -c %s "$dir/copy") bytes that differ"
+		n=$((n + 1))
+	done
+	rm -f "$dir/cat" "$dir/copy"
+	echo "ok: $n files that read less than their size copied as cat reads them"
+}
+
 # run_all SRCDIR DSTDIR BACKENDS... : every layout with every backend.
 run_all() {
 	local sdir=$1 ddir=$2 layout backend
@@ -145,6 +167,7 @@ if sm_can_mount; then
 	zeroes_check "$tmp" yes
 	zeroes_check "$ext" yes
 	errors_check "$ext"
+	short_read_check "$ext"
 else
 	echo "not root: tmpfs and ext4 left out; copying in the build tree"
 	ex_scratch
@@ -153,5 +176,6 @@ else
 	ex_fs_has_holes "$EX_SCRATCH" && holes=yes
 	zeroes_check "$EX_SCRATCH" "$holes"
 	errors_check "$EX_SCRATCH"
+	short_read_check "$EX_SCRATCH"
 fi
 echo "PASS: sparse-cp"
