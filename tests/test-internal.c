@@ -806,12 +806,12 @@ END_TEST
 /*
  * A read that ends before the size fstat gave (a file truncated while it
  * is read; a sysfs file says 4096 and has less): the bytes no read
- * returned are data, never hole.  Here every read stops at cut, inside a
- * block, of a file that is a hole from its first block to its end: SCAN
- * (forced, and AUTO's on a file system whose SEEK is the stub) and SEEK's
- * holes read back under VERIFY.
+ * returned are data, never hole.  Here every read stops at cut, of a file
+ * that is a hole from its first block to its end: SCAN (forced, and AUTO's
+ * on a file system whose SEEK is the stub) and SEEK's holes read back
+ * under VERIFY.
  */
-START_TEST(test_bytes_no_read_returned_are_data)
+static void expect_unread_bytes_data(int64_t cut_blocks, int64_t cut_bytes)
 {
 	static const struct { enum sparse_map_backend b; unsigned int flags; bool stub; } runs[] = {
 		{ SPARSE_MAP_BACKEND_SCAN, 0, false },
@@ -820,7 +820,7 @@ START_TEST(test_bytes_no_read_returned_are_data)
 	};
 	char p[4096];
 	int fd = th_create(NULL, p, sizeof(p));
-	int64_t blk = th_blksize(fd), size = 64 * blk, cut = 20 * blk + 100;
+	int64_t blk = th_blksize(fd), size = 64 * blk, cut = cut_blocks * blk + cut_bytes;
 
 	th_fill(fd, 0, 100);
 	th_truncate(fd, size);
@@ -850,6 +850,11 @@ START_TEST(test_bytes_no_read_returned_are_data)
 	}
 	close(fd);
 	unlink(p);
+}
+
+START_TEST(test_bytes_no_read_returned_are_data)
+{
+	expect_unread_bytes_data(20, 100);	/* inside a block, inside a read */
 }
 END_TEST
 
