@@ -114,11 +114,12 @@ errors_check() {
 short_read_check() {
 	local dir=$1 f n=0
 	for f in /sys/kernel/mm/transparent_hugepage/enabled /sys/devices/system/cpu/online \
-		/sys/kernel/address_bits /sys/kernel/cpu_byteorder /sys/class/firmware/timeout; do
+		/sys/power/state /sys/kernel/address_bits /sys/kernel/cpu_byteorder /sys/class/firmware/timeout; do
 		[ -r "$f" ] || continue
 		cat "$f" >"$dir/cat" 2>/dev/null || continue
-		# A file that reads nothing: see the known-failure commit.
-		if [ ! -s "$dir/cat" ] || [ "$(stat -c %s "$f")" -le "$(stat -c %s "$dir/cat")" ]; then
+		# KNOWN FAILURE on 9e2ea01: a file that reads nothing
+		# (/sys/power/state in a VM) is copied as 4096 zero bytes.
+		if [ "$(stat -c %s "$f")" -le "$(stat -c %s "$dir/cat")" ]; then
 			continue
 		fi
 		"$ex_cp" "$f" "$dir/copy" || ex_fail "sparse-cp $f failed"

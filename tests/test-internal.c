@@ -884,6 +884,90 @@ START_TEST(test_bytes_no_read_returned_are_data)
 END_TEST
 
 /*
+ * KNOWN FAILURES on 9e2ea01: the three tests below show library behaviour
+ * that breaks what 1.1 promises; lib/ is left as it is for the lead.
+ */
+
+/* KNOWN FAILURE (lib/zeroes.c, sm_zero_run()): a read that returns
+ * nothing at all (or ends right at the block a fresh read starts with) is
+ * not seen to have ended early: the first block is zero-tested on bytes
+ * the read never returned, and called a hole.  Expected data. */
+START_TEST(test_a_read_returning_nothing_is_data)
+{
+	expect_unread_bytes_data(0, 0);
+}
+END_TEST
+
+/* KNOWN FAILURE (lib/backend-seek.c, sm_seek_piece()): SEEK_HOLE answers
+ * ENXIO only for an offset at or past EOF; one that says it before EOF
+ * (a FUSE daemon's errno) is taken as "the file shrank" and the rest of
+ * the file is called a hole, under AUTO's SEEK and AUTO's FIEMAP without
+ * sync alike.  Expected: the map goes on and every written byte is data. */
+START_TEST(test_seek_hole_enxio_before_eof_is_no_hole)
+{
+	char p[4096];
+	int fd = runs_file(p, sizeof(p), SEEK_RUNS);
+
+	for (int no_fiemap = !has_fiemap(fd); no_fiemap <= 1; no_fiemap++) {
+		for (int k = 1; k <= 3; k += 2) {
+			struct th_map m;
+			const char *bad;
+			int rc;
+
+			redirty(fd, SEEK_RUNS);
+			break_at(SRC_SEEK_HOLE, k, ENXIO);
+			broken.no_fiemap = no_fiemap;
+			rc = th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m);
+			sm_sys_table = libc_table;
+			ck_assert_msg(rc == 0, "expected 0, got %d", rc);
+			bad = th_check_contract(fd, &m, 0);
+			ck_assert_msg(broken.fired && bad == NULL,
+				      "SEEK_HOLE says ENXIO before EOF from call %d on, %s: "
+				      "expected every written byte data, got %s", k,
+				      no_fiemap ? "no FIEMAP" : "FIEMAP", bad ? bad : "no such call");
+			th_map_free(&m);
+		}
+	}
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* KNOWN FAILURE (lib/probe.c, probe()): on a write-only fd where SEEK
+ * fails at the probe and there is no FIEMAP, AUTO fails with -EBADF,
+ * though NONE (all data, no system call) serves it, as it does when SEEK
+ * fails in the middle of the same map; "AUTO never fails for lack of hole
+ * information".  Expected: NONE, one data range. */
+START_TEST(test_write_only_fd_without_hole_source_is_none)
+{
+	char p[4096];
+	int fd = runs_file(p, sizeof(p), SEEK_RUNS);
+	int wfd = open(p, O_WRONLY);
+
+	ck_assert_int_ge(wfd, 0);
+	for (int i = 0; i < NSOURCE_ERRNOS; i++) {
+		struct th_map m;
+		int rc;
+
+		break_at(SRC_SEEK_HOLE, 1, source_errnos[i]);
+		broken.no_fiemap = true;
+		rc = th_collect(wfd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m);
+		sm_sys_table = libc_table;
+		ck_assert_msg(rc == 0 && m.backend == SPARSE_MAP_BACKEND_NONE && m.n == 1 &&
+			      m.r[0].kind == SPARSE_MAP_DATA,
+			      "write-only fd, no FIEMAP, SEEK_HOLE fails with %s at the probe: "
+			      "expected none and one data range, got %d (%s)%s%s",
+			      strerror(source_errnos[i]), rc, strerror(-rc), rc ? "" : ", ",
+			      rc ? "" : th_describe(&m));
+		th_map_free(&m);
+	}
+	close(wfd);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/*
  * sparse_map_lseek() on a file system like ramfs without its page cache
  * (the generic SEEK stub, no FIEMAP: only the walk, which reads, finds the
  * holes), with each allocation made to fail in turn, and with pread
@@ -1018,6 +1102,10 @@ int main(void)
 	tcase_add_loop_test(tc, test_no_read_reads_nothing, 0, NNO_READ_CASES);
 	tcase_add_test(tc, test_bytes_no_read_returned_are_data);
 	tcase_add_test(tc, test_lseek_failure_leaves_the_offset);
+	/* Known failures on 9e2ea01: see the comment above them. */
+	tcase_add_test(tc, test_a_read_returning_nothing_is_data);
+	tcase_add_test(tc, test_seek_hole_enxio_before_eof_is_no_hole);
+	tcase_add_test(tc, test_write_only_fd_without_hole_source_is_none);
 #endif
 	suite_add_tcase(s, tc);
 	return th_run_suite(s);

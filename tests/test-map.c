@@ -482,11 +482,49 @@ START_TEST(test_file_changes_during_iteration)
 }
 END_TEST
 
+/* KNOWN FAILURE on 9e2ea01 (lib/zeroes.c, sm_zero_run(): the first block
+ * of a read is zero-tested on bytes the read did not return).  SCAN reads
+ * a file that is truncated between two sparse_map_next() calls: the bytes
+ * past the new end, which no read returned, are data, not hole (the
+ * caller's own read meets the end there). */
+START_TEST(test_scan_calls_bytes_past_a_truncation_data)
+{
+	const int64_t mib = 1 << 20;
+	struct sparse_map *map;
+	struct sparse_map_range r;
+	int fd = th_create(NULL, path, sizeof(path));
+	int64_t at = 0;
+	int rc;
+
+	for (int i = 0; i < 8; i++)
+		th_fill(fd, i * mib, 4096);
+	th_truncate(fd, 8 * mib);
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_SCAN, 0, &map), 0);
+	while ((rc = sparse_map_next(map, &r)) == 1) {
+		ck_assert_msg(r.offset == at, "range at %lld, expected %lld", (long long)r.offset,
+			      (long long)at);
+		if (at == 0)
+			th_truncate(fd, 2 * mib);	/* after the first range */
+		else
+			ck_assert_msg(r.kind == SPARSE_MAP_DATA || r.offset + r.length <= 2 * mib,
+				      "truncated to 2 MiB: expected data past it, got hole [%lld,+%lld)",
+				      (long long)r.offset, (long long)r.length);
+		at = r.offset + r.length;
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(at, 8 * mib);
+	sparse_map_close(map);
+	drop_file(fd);
+}
+END_TEST
+
 /*
  * Files whose reads end before the size fstat gives (sysfs: 4096, and a
  * few bytes or none), and procfs files that give a size: under AUTO, with
  * and without NO_READ, every byte is data, SEEK_DATA(0) is 0 and
  * SEEK_HOLE(0) is the size.  Those that exist here are tried.
+ * KNOWN FAILURE on 9e2ea01 for a file that reads nothing (/sys/power/state
+ * in a VM): a hole, as in test_scan_calls_bytes_past_a_truncation_data.
  */
 START_TEST(test_short_read_files_are_data)
 {
@@ -507,10 +545,10 @@ START_TEST(test_short_read_files_are_data)
 		if (fd < 0)
 			continue;
 		got = read(fd, buf, sizeof(buf));
-		if (fstat(fd, &st) < 0 || st.st_size <= 0 || got <= 0 ||
+		if (fstat(fd, &st) < 0 || st.st_size <= 0 || got < 0 ||
 		    (strncmp(files[i], "/sys/", 5) == 0 && got >= st.st_size)) {
 			close(fd);
-			continue;	/* no size, or reads as much as it says, or nothing */
+			continue;	/* no size, or reads as much as it says */
 		}
 		ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
 		for (unsigned int flags = 0; flags <= SPARSE_MAP_NO_READ; flags += SPARSE_MAP_NO_READ) {
@@ -705,6 +743,7 @@ static Suite *map_suite(void)
 	tcase_add_test(tc, test_getters);
 	tcase_add_loop_test(tc, test_file_changes_during_iteration, 0, NBACKENDS);
 	tcase_add_test(tc, test_short_read_files_are_data);
+	tcase_add_test(tc, test_scan_calls_bytes_past_a_truncation_data);	/* known failure */
 	tcase_add_test(tc, test_threads_map_independently);
 	tcase_add_test(tc, test_env_overrides_auto);
 	tcase_add_test(tc, test_no_env_ignores_backend_and_debug);
