@@ -187,6 +187,9 @@ int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
 			r = readbuf_load(map, block, stop);
 			if (r < 0)
 				return r;
+			/* Again, with what the read returned: it may have
+			 * ended before this block did. */
+			continue;
 		}
 		z = all_zero(b->data + (from - b->off), (size_t)(to - from));
 		if (first) {

@@ -192,35 +192,123 @@ const size_t th_nlayouts = sizeof(th_layouts) / sizeof(th_layouts[0]);
 
 /* Maps --------------------------------------------------------------------- */
 
+static char msg[4096];
+
+/* Append [off, off + len) of kind k to m. */
+static void add_range(struct th_map *m, size_t *cap, int64_t off, int64_t len,
+		      enum sparse_map_kind k)
+{
+	if (m->n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		m->r = realloc(m->r, *cap * sizeof(*m->r));
+		if (!m->r)
+			die("realloc");
+	}
+	m->r[m->n++] = (struct sparse_map_range){ off, len, k, 0 };
+}
+
+/* Every range of map, from where it stands, into out; rc < 0 (a failed
+ * sparse_map_seek) stops before the first.  Closes map. */
+static int drain(struct sparse_map *map, int rc, struct th_map *out)
+{
+	struct sparse_map_range r;
+	size_t cap = 0;
+
+	out->size = sparse_map_size(map);
+	while (rc >= 0 && (rc = sparse_map_next(map, &r)) == 1) {
+		add_range(out, &cap, r.offset, r.length, r.kind);
+		out->r[out->n - 1].flags = r.flags;
+	}
+	out->backend = sparse_map_get_backend(map);
+	sparse_map_close(map);
+	if (rc < 0)
+		th_map_free(out);
+	return rc < 0 ? rc : 0;
+}
+
 int th_collect(int fd, enum sparse_map_backend backend, unsigned int flags,
 	       int64_t start, struct th_map *out)
 {
 	struct sparse_map *map;
-	struct sparse_map_range r;
-	size_t cap = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	rc = sparse_map_open(fd, backend, flags, &map);
 	if (rc < 0)
 		return rc;
-	out->size = sparse_map_size(map);
-	out->backend = sparse_map_get_backend(map);
-	if (start)
-		rc = sparse_map_seek(map, start);
-	while (rc >= 0 && (rc = sparse_map_next(map, &r)) == 1) {
-		if (out->n == cap) {
-			cap = cap ? 2 * cap : 64;
-			out->r = realloc(out->r, cap * sizeof(*out->r));
-			if (!out->r)
-				die("realloc");
-		}
-		out->r[out->n++] = r;
-	}
-	sparse_map_close(map);
+	return drain(map, start ? sparse_map_seek(map, start) : 0, out);
+}
+
+int th_collect_with(int fd, const struct sparse_map_options *opts, struct th_map *out)
+{
+	struct sparse_map *map;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = sparse_map_open_with(fd, opts, &map);
 	if (rc < 0)
-		th_map_free(out);
-	return rc < 0 ? rc : 0;
+		return rc;
+	return drain(map, 0, out);
+}
+
+const char *th_collect_lseek(int fd, struct th_map *out)
+{
+	static char why[512];
+	struct stat st;
+	size_t cap = 0;
+	int64_t off = 0, data, hole;
+
+	memset(out, 0, sizeof(*out));
+	if (fstat(fd, &st) < 0)
+		die("fstat");
+	out->size = (int64_t)st.st_size;
+	while (off < out->size) {
+		data = sparse_map_lseek(fd, off, SPARSE_MAP_SEEK_DATA);
+		if (data < 0 && errno == ENXIO) {
+			add_range(out, &cap, off, out->size - off, SPARSE_MAP_HOLE);
+			break;
+		}
+		if (data < off || lseek(fd, 0, SEEK_CUR) != data) {
+			snprintf(why, sizeof(why), "SEEK_DATA(%lld) gave %lld (%s), the offset is at %lld",
+				 (long long)off, (long long)data, data < 0 ? strerror(errno) : "ok",
+				 (long long)lseek(fd, 0, SEEK_CUR));
+			return why;
+		}
+		if (data > off)
+			add_range(out, &cap, off, data - off, SPARSE_MAP_HOLE);
+		hole = sparse_map_lseek(fd, data, SPARSE_MAP_SEEK_HOLE);
+		if (hole <= data || hole > out->size || lseek(fd, 0, SEEK_CUR) != hole) {
+			snprintf(why, sizeof(why), "SEEK_HOLE(%lld) gave %lld (%s), the offset is at %lld",
+				 (long long)data, (long long)hole, hole < 0 ? strerror(errno) : "ok",
+				 (long long)lseek(fd, 0, SEEK_CUR));
+			return why;
+		}
+		add_range(out, &cap, data, hole - data, SPARSE_MAP_DATA);
+		off = hole;
+	}
+	return NULL;
+}
+
+const char *th_lseek_loop_matches_auto(int fd)
+{
+	struct th_map loop, m;
+	const char *err = th_collect_lseek(fd, &loop);
+	int rc;
+
+	if (err)
+		return err;
+	rc = th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m);
+	if (rc < 0) {
+		th_map_free(&loop);
+		snprintf(msg, sizeof(msg), "the AUTO map failed: %s", strerror(-rc));
+		return msg;
+	}
+	err = th_same_kinds(&loop, &m, 0, m.size);
+	if (!err)
+		err = th_check_contract(fd, &loop, 0);
+	th_map_free(&loop);
+	th_map_free(&m);
+	return err;
 }
 
 void th_map_free(struct th_map *m)
@@ -229,8 +317,6 @@ void th_map_free(struct th_map *m)
 	m->r = NULL;
 	m->n = 0;
 }
-
-static char msg[4096];
 
 const char *th_describe(const struct th_map *m)
 {
@@ -376,6 +462,34 @@ enum sparse_map_kind th_kind_at(const struct th_map *m, int64_t off)
 			return r->kind;
 	}
 	return 0;
+}
+
+static const char *kind_name(enum sparse_map_kind k)
+{
+	return k == SPARSE_MAP_DATA ? "data" : k == SPARSE_MAP_HOLE ? "hole" : "in no range";
+}
+
+const char *th_same_kinds(const struct th_map *a, const struct th_map *b, int64_t lo, int64_t hi)
+{
+	/* Between two boundaries of either map both are constant: compare
+	 * at lo and at every boundary inside [lo, hi). */
+	for (int side = 0; side < 2; side++) {
+		const struct th_map *m = side ? b : a;
+
+		for (size_t i = 0; i <= m->n; i++) {
+			int64_t at = i == 0 ? lo : m->r[i - 1].offset;
+
+			if (at < lo || at >= hi || th_kind_at(a, at) == th_kind_at(b, at))
+				continue;
+			snprintf(msg, sizeof(msg), "byte %lld: %s in the first map, %s in the second\n  %s\n",
+				 (long long)at, kind_name(th_kind_at(a, at)),
+				 kind_name(th_kind_at(b, at)), th_describe(a));
+			size_t used = strlen(msg);
+			snprintf(msg + used, sizeof(msg) - used, "  %s", th_describe(b));
+			return msg;
+		}
+	}
+	return NULL;
 }
 
 /* Is any byte of [off, off+len) data in m? */

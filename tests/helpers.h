@@ -16,7 +16,8 @@ struct th_map {
 	struct sparse_map_range *r;
 	size_t n;
 	int64_t size;
-	enum sparse_map_backend backend;
+	enum sparse_map_backend backend;	/* in use at the end: under AUTO, the
+						 * one that took over from a failed one */
 };
 
 /* A file layout: build() writes it into an empty file; blk is st_blksize. */
@@ -43,7 +44,16 @@ int64_t th_blksize(int fd);
 /* Map fd from offset start with the given backend and flags: 0 or -errno. */
 int th_collect(int fd, enum sparse_map_backend backend, unsigned int flags,
 	       int64_t start, struct th_map *out);
+/* The same through sparse_map_open_with(): the ranges of [start, size). */
+int th_collect_with(int fd, const struct sparse_map_options *opts, struct th_map *out);
 void th_map_free(struct th_map *m);
+/* The map a SEEK_DATA/SEEK_HOLE loop of sparse_map_lseek() gives, from 0
+ * (backend AUTO, no flags): NULL, or what went wrong (an answer out of
+ * order, or the file offset not at the answer). */
+const char *th_collect_lseek(int fd, struct th_map *out);
+/* NULL when that loop finds what a fresh AUTO map finds, and keeps the
+ * contract; otherwise what differs. */
+const char *th_lseek_loop_matches_auto(int fd);
 
 /* NULL when the map keeps the contract for the file as it is now: ranges tile
  * [start, size) in order, are maximal, every hole reads back as zeroes and
@@ -53,6 +63,10 @@ const char *th_check_contract(int fd, const struct th_map *m, int64_t start);
 /* NULL when a and b call the same blocks data (a block is data if any of its
  * bytes is in a data range); otherwise the first block they disagree on. */
 const char *th_compare_blocks(const struct th_map *a, const struct th_map *b, int64_t blk);
+
+/* NULL when a and b give every byte of [lo, hi) the same kind; otherwise
+ * the first byte they disagree on (a byte neither map holds is kind 0). */
+const char *th_same_kinds(const struct th_map *a, const struct th_map *b, int64_t lo, int64_t hi);
 
 /* Kind of the byte at off in m, or 0 if no range holds it. */
 enum sparse_map_kind th_kind_at(const struct th_map *m, int64_t off);

@@ -71,6 +71,69 @@ START_TEST(test_bad_arguments_are_einval)
 }
 END_TEST
 
+/* sparse_map_open_with() must fail with want and leave *mapp NULL. */
+static void expect_open_with_error(int fd, const struct sparse_map_options *o, int want,
+				   const char *what)
+{
+	struct sparse_map *map = (struct sparse_map *)&map;	/* not NULL: must be reset */
+	int r = sparse_map_open_with(fd, o, &map);
+
+	ck_assert_msg(r == want, "%s: expected %d (%s), got %d (%s)", what, want,
+		      strerror(-want), r, strerror(-r));
+	ck_assert_msg(map == NULL, "%s: *mapp not NULL after failure", what);
+}
+
+/* sparse_map_open_with() checks every word of its options: what it does
+ * not know is -EINVAL (so that a later release may give reserved words a
+ * meaning), a start past the size -ENXIO. */
+START_TEST(test_open_with_rejects_bad_options)
+{
+	const struct sparse_map_options init = SPARSE_MAP_OPTIONS_INIT;
+	struct sparse_map_options o;
+	int fd = regular_file(O_RDONLY);	/* 65536 bytes */
+	char what[64];
+
+	ck_assert_int_eq(sparse_map_open_with(fd, &init, NULL), -EINVAL);
+	expect_open_with_error(fd, NULL, -EINVAL, "NULL options");
+	o = init, o.start = -1;
+	expect_open_with_error(fd, &o, -EINVAL, "start -1");
+	o = init, o.start = INT64_MIN;
+	expect_open_with_error(fd, &o, -EINVAL, "start INT64_MIN");
+	o = init, o.size = -2;
+	expect_open_with_error(fd, &o, -EINVAL, "size -2");
+	o = init, o.size = INT64_MIN;
+	expect_open_with_error(fd, &o, -EINVAL, "size INT64_MIN");
+	for (size_t i = 0; i < sizeof(o.reserved) / sizeof(o.reserved[0]); i++) {
+		o = init, o.reserved[i] = 1;
+		snprintf(what, sizeof(what), "reserved[%zu] = 1", i);
+		expect_open_with_error(fd, &o, -EINVAL, what);
+	}
+	o = init, o.flags = 1u << 5;
+	expect_open_with_error(fd, &o, -EINVAL, "flag bit 5");
+	o = init, o.backend = (enum sparse_map_backend)6;
+	expect_open_with_error(fd, &o, -EINVAL, "backend 6");
+	o = init, o.backend = (enum sparse_map_backend)-1;
+	expect_open_with_error(fd, &o, -EINVAL, "backend -1");
+	o = init, o.flags = SPARSE_MAP_NO_READ | SPARSE_MAP_VERIFY;
+	expect_open_with_error(fd, &o, -EINVAL, "NO_READ with VERIFY");
+	o = init, o.backend = SPARSE_MAP_BACKEND_SCAN, o.flags = SPARSE_MAP_NO_READ;
+	expect_open_with_error(fd, &o, -EINVAL, "NO_READ with SCAN forced");
+	/* Past the size: fstat's, or the caller's. */
+	o = init, o.start = 65537;
+	expect_open_with_error(fd, &o, -ENXIO, "start past fstat's size");
+	o = init, o.start = 4097, o.size = 4096;
+	expect_open_with_error(fd, &o, -ENXIO, "start past the given size");
+	o = init, o.start = INT64_MAX, o.size = 0;
+	expect_open_with_error(fd, &o, -ENXIO, "start INT64_MAX, size 0");
+	/* Bad options are found before the fd is looked at. */
+	o = init, o.reserved[5] = 1;
+	expect_open_with_error(-1, &o, -EINVAL, "fd -1 and a reserved word set");
+	expect_open_with_error(-1, &init, -EBADF, "fd -1");
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(test_bad_fds_are_ebadf)
 {
 	int fd = regular_file(O_RDONLY);
@@ -201,6 +264,7 @@ int main(void)
 
 	unsetenv("SPARSE_MAP_BACKEND");
 	tcase_add_test(tc, test_bad_arguments_are_einval);
+	tcase_add_test(tc, test_open_with_rejects_bad_options);
 	tcase_add_test(tc, test_bad_fds_are_ebadf);
 	tcase_add_test(tc, test_reading_needs_a_readable_fd);
 	tcase_add_test(tc, test_directory_is_eisdir);

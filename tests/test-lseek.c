@@ -122,6 +122,23 @@ START_TEST(test_lseek_at_every_boundary)
 }
 END_TEST
 
+/* A SEEK_DATA/SEEK_HOLE loop, as cp and tar run it (each call goes on
+ * from the last answer), finds what a fresh AUTO map finds, and leaves
+ * the offset at each answer. */
+START_TEST(test_lseek_loop_matches_the_map)
+{
+	const struct th_layout *l = &th_layouts[_i];
+	const char *err;
+	int fd = th_create(NULL, path, sizeof(path));
+
+	l->build(fd, th_blksize(fd));
+	err = th_lseek_loop_matches_auto(fd);
+	ck_assert_msg(err == NULL, "layout %s: the lseek loop, then AUTO: %s", l->name, err);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
 /* Every other whence is lseek(2)'s own: the same result, errno and file
  * offset, so that a program may call sparse_map_lseek() for every lseek. */
 START_TEST(test_lseek_passes_other_whence_through)
@@ -202,6 +219,7 @@ int main(void)
 	unsetenv("SPARSE_MAP_BACKEND");
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_lseek_at_every_boundary, 0, (int)th_nlayouts);
+	tcase_add_loop_test(tc, test_lseek_loop_matches_the_map, 0, (int)th_nlayouts);
 	tcase_add_test(tc, test_lseek_passes_other_whence_through);
 	tcase_add_test(tc, test_lseek_passes_open_errors);
 	tcase_add_test(tc, test_seek_constants_match_platform);

@@ -292,6 +292,106 @@ START_TEST(test_seek_bounds)
 }
 END_TEST
 
+/* The middle of the first range of kind k longer than a byte, or -1. */
+static int64_t middle_of(const struct th_map *m, enum sparse_map_kind k)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->r[i].kind == k && m->r[i].length >= 2)
+			return m->r[i].offset + m->r[i].length / 2;
+	return -1;
+}
+
+/*
+ * sparse_map_open_with(): the ranges tile [start, size) exactly and
+ * sparse_map_size() is that size, for a size below the file's (aligned to a
+ * block or not), fstat's, and one past EOF, from 0, the middle of data and
+ * the middle of a hole.  With fstat's size the ranges are exactly what
+ * sparse_map_open() and sparse_map_seek() give; with another, they agree
+ * with those up to where both reach, except SCAN, whose last block
+ * differs by design; past EOF, SEEK and FIEMAP say hole.  start == size
+ * gives no range, start > size -ENXIO.
+ */
+START_TEST(test_open_with_tiles_start_to_size)
+{
+	const struct th_layout *l = &th_layouts[_i / NBACKENDS];
+	enum sparse_map_backend b = backends[_i % NBACKENDS];
+	struct th_map full, m, ref;
+	int64_t blk, st_size, eof_block;
+	int fd, rc;
+
+	if (b == SPARSE_MAP_BACKEND_SCAN && strcmp(l->name, "past-4g") == 0)
+		return;	/* 16 GiB read a dozen times: test_layout_keeps_contract reads it once */
+	fd = make_file(l);
+	blk = th_blksize(fd);
+	if (!collect_or_skip(fd, b, 0, 0, &full)) {
+		drop_file(fd);
+		return;
+	}
+	st_size = full.size;
+	const int64_t sizes[] = { SPARSE_MAP_SIZE_FSTAT, st_size / 2, st_size / 2 / blk * blk,
+				  st_size + 5 * blk + 3 };
+	const int64_t starts[] = { 0, middle_of(&full, SPARSE_MAP_DATA),
+				   middle_of(&full, SPARSE_MAP_HOLE) };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		int64_t size = sizes[i] == SPARSE_MAP_SIZE_FSTAT ? st_size : sizes[i];
+		struct sparse_map_options o = SPARSE_MAP_OPTIONS_INIT;
+		char what[200];
+
+		o.backend = b;
+		o.size = sizes[i];
+		for (size_t j = 0; j < sizeof(starts) / sizeof(starts[0]) + 2; j++) {
+			/* The starts above, then size itself and size + 1. */
+			o.start = j < 3 ? starts[j] : size + (int64_t)j - 3;
+			if (o.start < 0)
+				continue;
+			snprintf(what, sizeof(what), "layout %s, %s, start %lld, size %lld (file %lld)",
+				 l->name, sparse_map_backend_name(b), (long long)o.start,
+				 (long long)size, (long long)st_size);
+			rc = th_collect_with(fd, &o, &m);
+			if (o.start > size) {
+				ck_assert_msg(rc == -ENXIO, "%s: expected -ENXIO, got %d", what, rc);
+				continue;
+			}
+			ck_assert_msg(rc == 0, "%s: expected 0, got %d (%s)", what, rc, strerror(-rc));
+			ck_assert_msg(m.size == size, "%s: sparse_map_size() is %lld", what,
+				      (long long)m.size);
+			/* Before the contract check reads the holes: on ext4 a
+			 * read of preallocated space makes SEEK call it data. */
+			ck_assert_int_eq(th_collect(fd, b, 0, o.start < st_size ? o.start : st_size,
+						    &ref), 0);
+			const char *err = th_check_contract(fd, &m, o.start);
+			ck_assert_msg(err == NULL, "%s: %s", what, err);
+			ck_assert_msg(o.start < size || m.n == 0, "%s: %zu ranges, expected none",
+				      what, m.n);
+			if (sizes[i] == SPARSE_MAP_SIZE_FSTAT && (m.n != ref.n || (m.n > 0 &&
+				memcmp(m.r, ref.r, m.n * sizeof(*m.r)) != 0))) {
+				char got[2048];
+
+				snprintf(got, sizeof(got), "%s", th_describe(&m));
+				ck_assert_msg(0, "%s: expected what open and seek give, %s; got %s",
+					      what, th_describe(&ref), got);
+			} else if (m.backend != SPARSE_MAP_BACKEND_SCAN &&
+				   (err = th_same_kinds(&m, &ref, o.start, size < st_size ? size : st_size))) {
+				ck_assert_msg(0, "%s: open_with, then open and seek: %s", what, err);
+			}
+			/* FIEMAP's last extent may end at its block's end. */
+			eof_block = (st_size + blk - 1) / blk * blk;
+			if (size > st_size && o.start < size && m.backend != SPARSE_MAP_BACKEND_SCAN)
+				ck_assert_msg(th_kind_at(&m, size - 1) == SPARSE_MAP_HOLE &&
+					      th_kind_at(&m, o.start > eof_block ? o.start : eof_block) ==
+					      SPARSE_MAP_HOLE,
+					      "%s: the bytes past EOF are not a hole: %s", what,
+					      th_describe(&m));
+			th_map_free(&ref);
+			th_map_free(&m);
+		}
+	}
+	th_map_free(&full);
+	drop_file(fd);
+}
+END_TEST
+
 /* Point 6: close puts the file offset back where open found it. */
 START_TEST(test_close_restores_file_offset)
 {
@@ -382,6 +482,92 @@ START_TEST(test_file_changes_during_iteration)
 }
 END_TEST
 
+/* SCAN reads a file that is truncated between two sparse_map_next()
+ * calls: the bytes past the new end, which no read returned, are data, not
+ * hole (the caller's own read meets the end there). */
+START_TEST(test_scan_calls_bytes_past_a_truncation_data)
+{
+	const int64_t mib = 1 << 20;
+	struct sparse_map *map;
+	struct sparse_map_range r;
+	int fd = th_create(NULL, path, sizeof(path));
+	int64_t at = 0;
+	int rc;
+
+	for (int i = 0; i < 8; i++)
+		th_fill(fd, i * mib, 4096);
+	th_truncate(fd, 8 * mib);
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_SCAN, 0, &map), 0);
+	while ((rc = sparse_map_next(map, &r)) == 1) {
+		ck_assert_msg(r.offset == at, "range at %lld, expected %lld", (long long)r.offset,
+			      (long long)at);
+		if (at == 0)
+			th_truncate(fd, 2 * mib);	/* after the first range */
+		else
+			ck_assert_msg(r.kind == SPARSE_MAP_DATA || r.offset + r.length <= 2 * mib,
+				      "truncated to 2 MiB: expected data past it, got hole [%lld,+%lld)",
+				      (long long)r.offset, (long long)r.length);
+		at = r.offset + r.length;
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(at, 8 * mib);
+	sparse_map_close(map);
+	drop_file(fd);
+}
+END_TEST
+
+/*
+ * Files whose reads end before the size fstat gives (sysfs: 4096, and a
+ * few bytes or none), and procfs files that give a size: under AUTO, with
+ * and without NO_READ, every byte is data, SEEK_DATA(0) is 0 and
+ * SEEK_HOLE(0) is the size.  Those that exist here are tried.
+ */
+START_TEST(test_short_read_files_are_data)
+{
+	static const char *const files[] = {
+		"/sys/kernel/mm/transparent_hugepage/enabled", "/sys/devices/system/cpu/online",
+		"/sys/power/state", "/sys/kernel/address_bits", "/sys/kernel/cpu_byteorder",
+		"/sys/class/firmware/timeout", "/proc/cmdline", "/proc/config.gz",
+	};
+	int tried = 0;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		static char buf[1 << 20];
+		struct stat st;
+		struct th_map m;
+		ssize_t got;
+		int fd = open(files[i], O_RDONLY);
+
+		if (fd < 0)
+			continue;
+		got = read(fd, buf, sizeof(buf));
+		if (fstat(fd, &st) < 0 || st.st_size <= 0 || got < 0 ||
+		    (strncmp(files[i], "/sys/", 5) == 0 && got >= st.st_size)) {
+			close(fd);
+			continue;	/* no size, or reads as much as it says */
+		}
+		ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+		for (unsigned int flags = 0; flags <= SPARSE_MAP_NO_READ; flags += SPARSE_MAP_NO_READ) {
+			ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, flags, 0, &m), 0);
+			ck_assert_msg(m.size == st.st_size && m.n == 1 && m.r[0].kind == SPARSE_MAP_DATA,
+				      "%s (size %lld, %zd bytes read), flags %#x: expected all data, got %s",
+				      files[i], (long long)st.st_size, got, flags, th_describe(&m));
+			th_map_free(&m);
+		}
+		ck_assert_msg(sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_DATA) == 0 &&
+			      sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_HOLE) == st.st_size,
+			      "%s: expected SEEK_DATA(0) 0 and SEEK_HOLE(0) %lld, got %lld and %lld",
+			      files[i], (long long)st.st_size,
+			      (long long)sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_DATA),
+			      (long long)sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_HOLE));
+		close(fd);
+		tried++;
+	}
+	if (tried == 0)
+		fprintf(stderr, "no sysfs or procfs file here reads less than its size: not tested\n");
+}
+END_TEST
+
 /* Point 10: distinct maps on distinct threads at once. */
 struct worker {
 	int fd;
@@ -441,14 +627,42 @@ START_TEST(test_threads_map_independently)
 }
 END_TEST
 
+/* Map fd under AUTO with flags, stderr going to a file meanwhile: the
+ * backend the map used, and in text what was printed. */
+static enum sparse_map_backend map_logged(int fd, unsigned int flags, char *text, size_t len)
+{
+	struct sparse_map *map;
+	struct sparse_map_range r;
+	enum sparse_map_backend b;
+	char log[4096];
+	int logfd = th_create(NULL, log, sizeof(log)), saved = dup(2), rc;
+	ssize_t n;
+
+	fflush(stderr);
+	dup2(logfd, 2);
+	rc = sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, flags, &map);
+	while (rc == 0 && (rc = sparse_map_next(map, &r)) == 1)
+		rc = 0;
+	b = rc == 0 ? sparse_map_get_backend(map) : SPARSE_MAP_BACKEND_AUTO;
+	sparse_map_close(map);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(logfd, text, len - 1, 0);
+	text[n > 0 ? n : 0] = '\0';
+	close(logfd);
+	unlink(log);
+	ck_assert_msg(rc == 0, "AUTO, flags %#x: expected 0, got %d (%s)", flags, rc, strerror(-rc));
+	return b;
+}
+
 /* Point 5: the environment overrides AUTO only, and DEBUG explains. */
 START_TEST(test_env_overrides_auto)
 {
 	struct sparse_map *map;
 	int fd = make_file(&th_layouts[5]);
-	char log[4096], text[4096] = "";
-	int logfd, saved;
-	ssize_t n;
+	char text[4096];
+	enum sparse_map_backend b;
 
 	setenv("SPARSE_MAP_BACKEND", "scan", 1);
 	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map), 0);
@@ -470,21 +684,38 @@ START_TEST(test_env_overrides_auto)
 	/* SPARSE_MAP_DEBUG=1 prints the probe's reasoning on stderr. */
 	unsetenv("SPARSE_MAP_BACKEND");
 	setenv("SPARSE_MAP_DEBUG", "1", 1);
-	logfd = th_create(NULL, log, sizeof(log));
-	saved = dup(2);
-	dup2(logfd, 2);
-	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, 0, &map), 0);
-	dup2(saved, 2);
-	close(saved);
-	n = pread(logfd, text, sizeof(text) - 1, 0);
-	ck_assert_int_gt(n, 0);
-	ck_assert_msg(strstr(text, "sparse_map: fd ") &&
-		      strstr(text, sparse_map_backend_name(sparse_map_get_backend(map))),
+	b = map_logged(fd, 0, text, sizeof(text));
+	ck_assert_msg(strstr(text, "sparse_map: fd ") && strstr(text, sparse_map_backend_name(b)),
 		      "debug output lacks the choice: %s", text);
-	sparse_map_close(map);
 	unsetenv("SPARSE_MAP_DEBUG");
-	close(logfd);
-	unlink(log);
+	drop_file(fd);
+}
+END_TEST
+
+/* SPARSE_MAP_NO_ENV: with SPARSE_MAP_BACKEND=scan and SPARSE_MAP_DEBUG=1
+ * set, the map uses the backend AUTO takes without them and prints
+ * nothing; without the flag, SCAN maps and the reasoning is printed. */
+START_TEST(test_no_env_ignores_backend_and_debug)
+{
+	int fd = make_file(&th_layouts[7]);	/* hole-data-hole-data */
+	char text[4096];
+	enum sparse_map_backend plain, b;
+
+	unsetenv("SPARSE_MAP_DEBUG");
+	plain = map_logged(fd, 0, text, sizeof(text));
+	setenv("SPARSE_MAP_BACKEND", "scan", 1);
+	setenv("SPARSE_MAP_DEBUG", "1", 1);
+	b = map_logged(fd, SPARSE_MAP_NO_ENV, text, sizeof(text));
+	ck_assert_msg(b == plain, "NO_ENV: expected AUTO's own %s, got %s",
+		      sparse_map_backend_name(plain), sparse_map_backend_name(b));
+	ck_assert_msg(text[0] == '\0', "NO_ENV: expected nothing on stderr, got: %s", text);
+	b = map_logged(fd, 0, text, sizeof(text));
+	ck_assert_msg(b == SPARSE_MAP_BACKEND_SCAN, "without NO_ENV: expected scan, got %s",
+		      sparse_map_backend_name(b));
+	ck_assert_msg(strstr(text, "sparse_map: fd ") != NULL,
+		      "without NO_ENV: expected debug lines on stderr, got: \"%s\"", text);
+	unsetenv("SPARSE_MAP_BACKEND");
+	unsetenv("SPARSE_MAP_DEBUG");
 	drop_file(fd);
 }
 END_TEST
@@ -502,11 +733,16 @@ static Suite *map_suite(void)
 	tcase_add_loop_test(tc, test_zeroes_flag_marks_written_zeroes, 0, NBACKENDS);
 	tcase_add_loop_test(tc, test_seek_restarts_at_offset, 0, NBACKENDS);
 	tcase_add_loop_test(tc, test_seek_bounds, 0, NBACKENDS);
+	tcase_add_loop_test(tc, test_open_with_tiles_start_to_size, 0,
+			    (int)th_nlayouts * NBACKENDS);
 	tcase_add_loop_test(tc, test_close_restores_file_offset, 0, NBACKENDS);
 	tcase_add_test(tc, test_getters);
 	tcase_add_loop_test(tc, test_file_changes_during_iteration, 0, NBACKENDS);
+	tcase_add_test(tc, test_short_read_files_are_data);
+	tcase_add_test(tc, test_scan_calls_bytes_past_a_truncation_data);	/* known failure */
 	tcase_add_test(tc, test_threads_map_independently);
 	tcase_add_test(tc, test_env_overrides_auto);
+	tcase_add_test(tc, test_no_env_ignores_backend_and_debug);
 	suite_add_tcase(s, tc);
 	return s;
 }

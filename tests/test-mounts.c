@@ -419,6 +419,158 @@ START_TEST(test_ramfs_other_user_gets_all_data)
 }
 END_TEST
 
+/* The library's preads, counted through the seam. */
+static int preads;
+
+static ssize_t counted_pread(int fd, void *buf, size_t len, off_t off)
+{
+	preads++;
+	return pread(fd, buf, len, off);
+}
+
+/* The library as on a system where mincore cannot answer either. */
+static int no_mincore(int fd, off_t off, size_t len, unsigned char *vec)
+{
+	(void)fd; (void)off; (void)len; (void)vec;
+	errno = ENOSYS;
+	return -1;
+}
+
+/* AUTO with SPARSE_MAP_NO_READ, its preads counted in preads; pages:
+ * 0 as the kernel is, 1 without cachestat (mincore stands in), 2 with
+ * neither, so that no page can be counted. */
+static int no_read_map(int fd, int pages, struct th_map *m)
+{
+	int rc;
+
+	preads = 0;
+	sm_sys_table = (struct sm_sys_table){
+		.pread = counted_pread,
+		.cachestat = pages >= 1 ? no_cachestat : NULL,
+		.mincore = pages >= 2 ? no_mincore : NULL,
+	};
+	rc = th_collect(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_NO_READ, 0, m);
+	sm_sys_table = (struct sm_sys_table){ 0 };
+	ck_assert_msg(rc == 0, "NO_READ: expected 0, got %d (%s)", rc, strerror(-rc));
+	ck_assert_msg(preads == 0, "NO_READ: the map read %d times", preads);
+	return rc;
+}
+
+/* SPARSE_MAP_NO_READ on ramfs: where pages can be counted (cachestat, or
+ * mincore without it: _i 0 and 1) the holes are found all the same, page
+ * for page; where they cannot (_i 2), SEEK's all-data answer.  Never a
+ * read, and nothing stored. */
+START_TEST(test_ramfs_no_read_finds_holes_from_pages)
+{
+	char p[4096];
+	struct th_map m;
+	int fd = big_sparse_ramfs_file(p, sizeof(p));
+
+	if (page_answers_are_not_the_kernels()) {
+		close(fd);
+		unlink(p);
+		return;
+	}
+	no_read_map(fd, _i, &m);
+	ck_assert_int_eq(blocks_of(fd), 16);
+	if (_i < 2)
+		ck_assert_msg(m.n == 5 && m.r[1].kind == SPARSE_MAP_DATA &&
+			      m.r[1].offset == 64 * 1024 && m.r[1].length == 4096 &&
+			      m.r[3].offset == 512 * 1024 * 1024 && m.r[3].length == 4096,
+			      "NO_READ, %s: expected the two pages as data, got %s",
+			      _i ? "mincore" : "cachestat", th_describe(&m));
+	else
+		ck_assert_msg(m.backend == SEEK_OR_SCAN && m.n == 1 && m.r[0].kind == SPARSE_MAP_DATA,
+			      "NO_READ, no page answers: expected seek's all data, got %s",
+			      th_describe(&m));
+	th_map_free(&m);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* ramfs, data [0,4096) of 64 KiB, offset 0: SEEK_DATA from 8192 finds no
+ * data (ENXIO), and the offset the kernel's stub answer moved is put back;
+ * a success leaves it at the answer.  With cachestat (_i 0) and mincore
+ * standing in (1). */
+START_TEST(test_ramfs_lseek_failure_leaves_the_offset)
+{
+	char p[4096];
+	int fd;
+	int64_t r;
+
+	ck_assert(ramfs_ok);
+	if (page_answers_are_not_the_kernels())
+		return;
+	fd = th_create(ramfs, p, sizeof(p));
+	th_fill(fd, 0, 4096);
+	th_truncate(fd, 65536);
+	without_cachestat(_i == 1);
+	errno = 0;
+	r = sparse_map_lseek(fd, 8192, SPARSE_MAP_SEEK_DATA);
+	ck_assert_msg(r == -1 && errno == ENXIO, "SEEK_DATA(8192): expected -1 (ENXIO), got %lld (%s)",
+		      (long long)r, strerror(errno));
+	ck_assert_msg(lseek(fd, 0, SEEK_CUR) == 0, "SEEK_DATA(8192) failed, yet moved the offset to %lld",
+		      (long long)lseek(fd, 0, SEEK_CUR));
+	errno = 0;
+	r = sparse_map_lseek(fd, 65536, SPARSE_MAP_SEEK_HOLE);
+	ck_assert_msg(r == -1 && errno == ENXIO && lseek(fd, 0, SEEK_CUR) == 0,
+		      "SEEK_HOLE(size): expected -1 (ENXIO) and offset 0, got %lld, offset %lld",
+		      (long long)r, (long long)lseek(fd, 0, SEEK_CUR));
+	ck_assert_int_eq(sparse_map_lseek(fd, 100, SPARSE_MAP_SEEK_HOLE), 4096);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 4096);
+	without_cachestat(false);
+	ck_assert_int_eq(blocks_of(fd), 8);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* The lseek loop (each call going on from the last answer) finds what a
+ * fresh AUTO map finds, on ramfs (_i < th_nlayouts) and tmpfs. */
+START_TEST(test_lseek_loop_matches_the_map)
+{
+	const struct th_layout *l = &th_layouts[_i % (int)th_nlayouts];
+	const char *dir = _i < (int)th_nlayouts ? ramfs : tmpfs;
+	const char *err;
+	char p[4096];
+	int fd;
+
+	ck_assert(_i < (int)th_nlayouts ? ramfs_ok : tmpfs_ok);
+	if (dir == ramfs && (strcmp(l->name, "past-4g") == 0 || page_answers_are_not_the_kernels()))
+		return;	/* as in test_ramfs_every_layout */
+	fd = th_create(dir, p, sizeof(p));
+	l->build(fd, th_blksize(fd));
+	err = th_lseek_loop_matches_auto(fd);
+	ck_assert_msg(err == NULL, "%s, layout %s: the lseek loop, then AUTO: %s", dir, l->name, err);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* SPARSE_MAP_NO_READ on tmpfs: what AUTO finds without it, unread. */
+START_TEST(test_tmpfs_no_read_reads_nothing)
+{
+	const struct th_layout *l = &th_layouts[_i];
+	struct th_map m, plain;
+	const char *err;
+	char p[4096];
+	int fd;
+
+	ck_assert(tmpfs_ok);
+	fd = th_create(tmpfs, p, sizeof(p));
+	l->build(fd, th_blksize(fd));
+	no_read_map(fd, 0, &m);
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &plain), 0);
+	err = th_same_kinds(&m, &plain, 0, plain.size);
+	ck_assert_msg(err == NULL, "tmpfs, layout %s: NO_READ, then without: %s", l->name, err);
+	th_map_free(&m);
+	th_map_free(&plain);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
 START_TEST(test_ramfs_auto_sees_through_the_stub)
 {
 	char p[4096];
@@ -684,6 +836,14 @@ START_TEST(test_loop_block_device_is_scanned)
 	ck_assert_int_eq(sparse_map_open(wr, SPARSE_MAP_BACKEND_AUTO, 0, &map), -EBADF);
 	close(wr);
 	ck_assert_int_eq(sparse_map_lseek(rd, 0, SPARSE_MAP_SEEK_DATA), 1 << 20);
+	/* SPARSE_MAP_NO_READ: only reading finds a device's zeroes, so NONE,
+	 * one data range, and no read. */
+	no_read_map(rd, 0, &m);
+	ck_assert_msg(m.backend == SPARSE_MAP_BACKEND_NONE && m.n == 1 &&
+		      m.r[0].kind == SPARSE_MAP_DATA && m.r[0].length == 4 << 20,
+		      "%s, NO_READ: expected none, one data range of 4 MiB; got %s", loopdev,
+		      th_describe(&m));
+	th_map_free(&m);
 	close(rd);
 }
 END_TEST
@@ -783,6 +943,9 @@ int main(void)
 	tcase_add_loop_test(linux_tc, test_ramfs_other_user_gets_all_data, 0, 2);
 	tcase_add_loop_test(linux_tc, test_ramfs_every_layout, 0, (int)th_nlayouts);
 	tcase_add_test(linux_tc, test_scan_keeps_the_page_cache_as_it_was);
+	tcase_add_loop_test(linux_tc, test_ramfs_no_read_finds_holes_from_pages, 0, 3);
+	tcase_add_loop_test(linux_tc, test_ramfs_lseek_failure_leaves_the_offset, 0, 2);
+	tcase_add_loop_test(linux_tc, test_lseek_loop_matches_the_map, 0, 2 * (int)th_nlayouts);
 #ifdef SM_PLATFORM_LINUX
 	suite_add_tcase(s, linux_tc);
 #else
@@ -793,6 +956,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_tmpfs_every_layout_every_backend, 0, (int)th_nlayouts * 3);
 	tcase_add_test(tc, test_tmpfs_size_near_int64_max);
 	tcase_add_test(tc, test_tmpfs_huge_granularity);
+	tcase_add_loop_test(tc, test_tmpfs_no_read_reads_nothing, 0, (int)th_nlayouts);
 	tcase_add_test(tc, test_loop_block_device_is_scanned);
 	suite_add_tcase(s, tc);
 	return th_run_suite(s);
