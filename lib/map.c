@@ -15,36 +15,6 @@
 
 #include "sparse-map-private.h"
 
-int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence)
-{
-	if (!map->offset_moved) {
-		/* Asked only now: most maps never move the offset. */
-		map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
-		if (map->saved_offset < 0)
-			return map->saved_offset;
-		map->offset_moved = true;
-	}
-	return sm_sys_lseek(map->fd, offset, whence);
-}
-
-int sm_map_access(struct sparse_map *map)
-{
-	int fl;
-
-	if (map->access_known)
-		return 0;
-	fl = sm_sys_getfl(map->fd);
-	if (fl < 0)
-		return fl;
-#ifdef O_PATH
-	if (fl & O_PATH)
-		return -EBADF;	/* no reads, seeks or ioctls on it */
-#endif
-	map->readable = (fl & O_ACCMODE) != O_WRONLY;
-	map->access_known = true;
-	return 0;
-}
-
 static int64_t clamp_blksize(const struct stat *st)
 {
 	int64_t bs = sm_sys_st_blksize(st);
@@ -64,18 +34,6 @@ static void map_free(struct sparse_map *map)
 	if (map->offset_moved)
 		(void)sm_sys_lseek(map->fd, map->saved_offset, SEEK_SET);
 	sm_sys_free(map);
-}
-
-/* The file system's type, asked once (0: unknown, and on systems without
- * it).  It only ever enables a shortcut, never a belief that something is
- * a hole. */
-int64_t sm_map_fs_type(struct sparse_map *map)
-{
-	if (!map->fs_type_known && !map->is_blockdev &&
-	    sm_sys_fs_type(map->fd, &map->fs_type) < 0)
-		map->fs_type = 0;
-	map->fs_type_known = true;
-	return map->fs_type;
 }
 
 /* Check fd and fill in what the backends need to know about the file:
@@ -359,23 +317,4 @@ SM_EXPORT enum sparse_map_backend sparse_map_get_backend(const struct sparse_map
 SM_EXPORT int64_t sparse_map_size(const struct sparse_map *map)
 {
 	return map ? map->size : -EINVAL;
-}
-
-SM_EXPORT const char *sparse_map_backend_name(enum sparse_map_backend backend)
-{
-	switch (backend) {
-	case SPARSE_MAP_BACKEND_AUTO:
-		return "auto";
-	case SPARSE_MAP_BACKEND_SEEK:
-		return "seek";
-	case SPARSE_MAP_BACKEND_FIEMAP:
-		return "fiemap";
-	case SPARSE_MAP_BACKEND_SCAN:
-		return "scan";
-	case SPARSE_MAP_BACKEND_RANGES:
-		return "ranges";
-	case SPARSE_MAP_BACKEND_NONE:
-		return "none";
-	}
-	return NULL;
 }

@@ -31,8 +31,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,17 +65,23 @@ static const char *env(const char *name)
 #endif
 }
 
-void sm_debug(const struct sparse_map *map, const char *fmt, ...)
+SM_EXPORT const char *sparse_map_backend_name(enum sparse_map_backend backend)
 {
-	va_list ap;
-
-	if (!map->debug)
-		return;
-	fprintf(stderr, "sparse_map: fd %d: ", map->fd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	switch (backend) {
+	case SPARSE_MAP_BACKEND_AUTO:
+		return "auto";
+	case SPARSE_MAP_BACKEND_SEEK:
+		return "seek";
+	case SPARSE_MAP_BACKEND_FIEMAP:
+		return "fiemap";
+	case SPARSE_MAP_BACKEND_SCAN:
+		return "scan";
+	case SPARSE_MAP_BACKEND_RANGES:
+		return "ranges";
+	case SPARSE_MAP_BACKEND_NONE:
+		return "none";
+	}
+	return NULL;
 }
 
 static int use(struct sparse_map *map, enum sparse_map_backend id, const char *why)

@@ -10,9 +10,13 @@
  *   backend-none.c   no hole information: every byte is data
  *   zeroes.c         the block-by-block zero test used by SCAN, VERIFY and ZEROES
  *   pagecache.c      what the page cache says: ramfs holes without reading, pages to drop
+ *   fd.c             the descriptor: its file system, access mode and offset, asked
+ *                    once each; the debug channel
  *   lseek.c          sparse_map_lseek()
  *   sys.c            every system call and allocation the library makes
  *   sys-<system>.c   what differs between systems (struct sm_os, below)
+ * Each calls only those below it in this order: lseek.c, map.c, probe.c,
+ * backend-*.c, zeroes.c, pagecache.c, fd.c, sys.c, sys-<system>.c.
  */
 #ifndef SPARSE_MAP_PRIVATE_H
 #define SPARSE_MAP_PRIVATE_H
@@ -170,9 +174,6 @@ bool sm_fs_seeks_natively(int64_t type);
  * hole information that can be trusted takes over from pos (0), or -err
  * stays the answer. */
 int sm_fall_back(struct sparse_map *map, int64_t pos, int err);
-void sm_debug(const struct sparse_map *map, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* backend-seek.c: what SEEK_DATA/SEEK_HOLE say of the bytes from pos, the
  * SEEK backend's next(); *data_at remembers where the last SEEK_DATA found
  * data (-1: nothing).  backend-fiemap.c asks it where extents prove nothing. */
@@ -191,6 +192,18 @@ bool sm_pagecache_droppable(struct sparse_map *map, int64_t off, int64_t len);
 void sm_pagecache_drop(struct sparse_map *map, int64_t off, int64_t len);
 
 void sm_readbuf_free(struct sparse_map *map);
+
+/* fd.c */
+/* A line on stderr under SPARSE_MAP_DEBUG. */
+void sm_debug(const struct sparse_map *map, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* lseek on the map's fd, remembering that the file offset must be put back. */
+int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence);
+/* fstatfs f_type of the regular file's file system, asked once; 0 if unknown. */
+int64_t sm_map_fs_type(struct sparse_map *map);
+/* Asks the fd's access mode once, for map->readable: 0, or -errno (-EBADF
+ * for an O_PATH descriptor). */
+int sm_map_access(struct sparse_map *map);
 
 /* sys.c: each returns -errno on failure and retries EINTR. */
 int sm_sys_fstat(int fd, struct stat *st);
@@ -286,13 +299,5 @@ struct sm_os {
 				size_t max, size_t *n);
 };
 extern const struct sm_os sm_os;
-
-/* lseek on the map's fd, remembering that the file offset must be put back. */
-int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence);
-/* fstatfs f_type of the regular file's file system, asked once; 0 if unknown. */
-int64_t sm_map_fs_type(struct sparse_map *map);
-/* Asks the fd's access mode once, for map->readable: 0, or -errno (-EBADF
- * for an O_PATH descriptor). */
-int sm_map_access(struct sparse_map *map);
 
 #endif /* SPARSE_MAP_PRIVATE_H */
