@@ -96,6 +96,13 @@ static int force(struct sparse_map *map, enum sparse_map_backend id)
 	const struct sm_backend *b = backends[id];
 	int r;
 
+	/* Where no system call would find out, a descriptor that allows
+	 * none (O_PATH) is refused all the same. */
+	if (!b || id == SPARSE_MAP_BACKEND_NONE) {
+		r = sm_map_access(map);
+		if (r < 0)
+			return r;
+	}
 	if (!b) {
 		sm_debug(map, "%s: not built for this platform", sparse_map_backend_name(id));
 		return -EOPNOTSUPP;
