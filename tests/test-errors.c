@@ -241,6 +241,11 @@ START_TEST(test_unservable_backend_is_eopnotsupp)
 	fd = th_create("/dev/shm", p, sizeof(p));
 	th_fill(fd, 0, 100);
 	expect_open_error(fd, SPARSE_MAP_BACKEND_FIEMAP, 0, -EOPNOTSUPP, "FIEMAP on tmpfs");
+#ifndef SM_HAVE_SEEK
+	close(fd);
+	unlink(p);
+	return;		/* what follows takes SEEK for AUTO's choice on tmpfs */
+#endif
 	ck_assert_int_eq(auto_backend(fd, 0), SPARSE_MAP_BACKEND_SEEK);
 	/* The environment cannot break a program: what it names gives way. */
 	setenv("SPARSE_MAP_BACKEND", "fiemap", 1);
