@@ -152,6 +152,13 @@ bool sm_env_names_backend(void)
 	return v && *v && strcmp(v, "auto") != 0;
 }
 
+bool sm_fs_seeks_natively(int64_t type)
+{
+	return type == 0xEF53 /* ext2, ext3, ext4 */ || type == 0x58465342 /* XFS */ ||
+	       type == 0x9123683E /* Btrfs */ || type == 0x01021994 /* tmpfs */;
+}
+
+#if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
 /*
  * The file systems on which FIEMAP without sync, with backend-fiemap.c's
  * checks, never calls written data a hole (tests/fiemap-unsynced.sh shows
@@ -163,14 +170,8 @@ bool sm_env_names_backend(void)
  * still data, but SEEK decides every gap (fiemap_gaps_unproven).
  * Without SEEK built, nothing could decide what the extents leave open,
  * and AUTO goes on as below.
- * Sets the map's mode and says whether to take it.
+ * unsynced_fiemap() sets the map's mode and says whether to take it.
  */
-bool sm_fs_seeks_natively(int64_t type)
-{
-	return type == 0xEF53 /* ext2, ext3, ext4 */ || type == 0x58465342 /* XFS */ ||
-	       type == 0x9123683E /* Btrfs */ || type == 0x01021994 /* tmpfs */;
-}
-
 static bool fiemap_file_system(struct sparse_map *map)
 {
 	int64_t type = sm_map_fs_type(map);
@@ -196,15 +197,6 @@ static bool unsynced_fiemap(struct sparse_map *map, int answer)
 	return true;
 }
 
-/*
- * FIEMAP first, without sync, whatever the file system: written extents
- * over every byte say all there is to say, since calling bytes data is
- * never wrong (only a hole needs a source that can be trusted).  So a
- * dense file costs this one question.  Else, on ext4, XFS and Btrfs the
- * map goes on with FIEMAP (unsynced_fiemap()), and elsewhere the answer
- * is dropped.  1 if FIEMAP maps the file, 0 if not, -errno.
- */
-#if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
 /* The device of the last file this thread found without FIEMAP (tmpfs,
  * ramfs, ...): the next file there is not asked first.  Only the order of
  * the questions depends on it, never an answer. */
@@ -214,6 +206,14 @@ static SM_THREAD_LOCAL struct {
 } no_fiemap;
 #endif
 
+/*
+ * FIEMAP first, without sync, whatever the file system: written extents
+ * over every byte say all there is to say, since calling bytes data is
+ * never wrong (only a hole needs a source that can be trusted).  So a
+ * dense file costs this one question.  Else, on ext4, XFS and Btrfs the
+ * map goes on with FIEMAP (unsynced_fiemap()), and elsewhere the answer
+ * is dropped.  1 if FIEMAP maps the file, 0 if not, -errno.
+ */
 static int fiemap_first(struct sparse_map *map)
 {
 #if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
