@@ -24,6 +24,11 @@ dd if="$work/chunk" of="$demo" bs=1M seek=2 conv=notrunc status=none
 
 unset SPARSE_MAP_BACKEND SPARSE_MAP_DEBUG
 fail=0
+# The examples that map with SPARSE_MAP_NO_READ find tmpfs's holes through
+# SEEK; a build without it (configure --disable-seek) has only reading
+# for them, which NO_READ forbids, so there every byte is data.
+seek_built=yes
+grep -q '^#define SM_HAVE_SEEK 1' "$build/config.h" 2>/dev/null || seek_built=no
 # expect NAME EXPECTED ARGS...: the program's output (less lines starting
 # with #, which name the backend) must be EXPECTED, and its status 0.
 expect() {
@@ -50,11 +55,15 @@ expect sparse_map "$map" "$demo"
 expect sparse_map-adopt-lseek 'data 0 65536
 data 2097152 65536
 size 3145728' "$demo"
-expect sparse_map-adopt-copy 'copied 131072 of 3145728 bytes' "$demo" "$work/copy"
+if [ "$seek_built" = yes ]; then
+	expect sparse_map-adopt-copy 'copied 131072 of 3145728 bytes' "$demo" "$work/copy"
+else
+	expect sparse_map-adopt-copy 'copied 3145728 of 3145728 bytes' "$demo" "$work/copy"
+fi
 if ! cmp -s "$demo" "$work/copy"; then
 	echo "FAIL: sparse_map-adopt-copy: the copy differs"
 	fail=1
-elif [ "$(stat -c %b "$work/copy")" -gt "$(stat -c %b "$demo")" ]; then
+elif [ "$seek_built" = yes ] && [ "$(stat -c %b "$work/copy")" -gt "$(stat -c %b "$demo")" ]; then
 	echo "FAIL: sparse_map-adopt-copy: the copy takes more blocks than its source"
 	fail=1
 fi
@@ -105,6 +114,8 @@ data 2097152 65536' "$demo"
 list='size 3145728
 data 0 65536
 data 2097152 65536'
+[ "$seek_built" = yes ] || list='size 3145728
+data 0 3145728'
 expect sparse_map_open_with "$list" "$demo"
 if ! out=$(SPARSE_MAP_BACKEND=scan SPARSE_MAP_DEBUG=1 "$ex/sparse_map_open_with" "$demo" 2>&1); then
 	echo "FAIL: sparse_map_open_with with SPARSE_MAP_BACKEND=scan: $out"
