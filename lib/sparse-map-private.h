@@ -208,6 +208,9 @@ int sm_sys_fdatasync(int fd);
 int sm_sys_ioctl(int fd, unsigned long request, void *arg);
 /* The file system's f_type from fstatfs (0 where the platform has none). */
 int sm_sys_fs_type(int fd, int64_t *type);
+/* The running kernel's release (uname(2)'s, NUL-terminated in buf, len > 0):
+ * 0, or -errno; -ENOSYS where the system layer has none to give. */
+int sm_sys_kernel_release(char *buf, size_t len);
 /* Linux cachestat(2) over [off, off + len), len > 0: pages in the page
  * cache, and of those dirty and under writeback.  -ENOSYS without it,
  * -EPERM where the kernel will not tell this caller. */
@@ -284,6 +287,10 @@ struct sm_os {
 	/* As sm_sys_allocated_ranges(), but -1 and errno on failure. */
 	int (*allocated_ranges)(int fd, int64_t off, int64_t len, struct sm_alloc_range *out,
 				size_t max, size_t *n);
+	/* The running kernel's release, as uname(2) names it ("6.18.4-..."),
+	 * NUL-terminated in buf; where a file system's answers differ by
+	 * kernel version (Btrfs's FIEMAP, probe.c). */
+	int (*kernel_release)(char *buf, size_t len);
 };
 extern const struct sm_os sm_os;
 
