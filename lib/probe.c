@@ -159,7 +159,7 @@ bool sm_env_names_backend(void)
  *    needs to insert its file extent item, and drops the ordered extent
  *    only after that.  So no gap in its answer covers bytes written
  *    before the call: the gaps are holes, and a DELALLOC extent is data
- *    (SM_GAPS_LOCKED).  btrfs_fiemap_holds_lock() says on which kernels;
+ *    (SM_GAPS_LOCKED).  sm_btrfs_fiemap_holds_lock() says on which kernels;
  *    elsewhere SEEK decides every gap (SM_GAPS_SEEK).
  * Without SEEK built, nothing could decide what the extents leave open,
  * and AUTO goes on as below.
