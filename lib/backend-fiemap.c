@@ -22,8 +22,11 @@
  *    A gap is a hole only if cachestat(2), asked before the FIEMAP that
  *    described it, found no page from there to EOF dirty or under
  *    writeback; else SEEK decides it too.  See clean_from() for why.
- *    Where clean pages prove nothing (Btrfs: gaps_unproven), SEEK decides
- *    every gap, and cachestat is never asked.
+ *    Where clean pages prove nothing (Btrfs), SEEK decides every gap, and
+ *    cachestat is never asked; but on a Btrfs that answers FIEMAP with
+ *    the range locked (SM_GAPS_LOCKED, probe.c says why and where), the
+ *    answer is as good as SEEK's: a gap is a hole, an UNWRITTEN extent
+ *    too, and a DELALLOC or UNKNOWN one is data, dirty or in flight.
  */
 #include "config.h"
 
@@ -63,7 +66,7 @@ struct fiemap_state {
 	unsigned int nruns;
 	unsigned int cursor;	/* runs before it end at or before the last pos */
 	bool unsynced;		/* no FIEMAP_FLAG_SYNC: see the top of this file */
-	bool gaps_unproven;	/* unsynced, and cachestat cannot prove a gap a hole */
+	enum sm_fiemap_gaps gaps;	/* unsynced: what proves a gap a hole */
 	int64_t clean_from;	/* cachestat found [clean_from, EOF) clean; -1: not asked */
 	bool clean;
 	int64_t seek_data_at;	/* sm_seek_piece()'s record */
@@ -93,7 +96,9 @@ static enum run_kind run_kind(const struct fiemap_state *st, uint32_t flags)
 	bool unwritten = (flags & FIEMAP_EXTENT_UNWRITTEN) &&
 			 !(flags & ~(uint32_t)SM_HOLE_SAFE_FLAGS);
 
-	if (!st->unsynced)
+	/* Synced, or Btrfs's locked answer: preallocated space without
+	 * dirty or in-flight data in it, which is DELALLOC there. */
+	if (!st->unsynced || st->gaps == SM_GAPS_LOCKED)
 		return unwritten ? RUN_UNWRITTEN : RUN_DATA;
 	/* Unsynced, preallocated space may hold dirty pages, and delayed
 	 * allocation may be dirty data or only a reservation (XFS reserves
@@ -253,7 +258,7 @@ static int fetch(struct sparse_map *map, struct fiemap_state *st, int64_t pos)
 {
 	int r = ask_fiemap(map, st, pos);
 
-	if (r < 0 || !st->unsynced || st->gaps_unproven ||
+	if (r < 0 || !st->unsynced || st->gaps != SM_GAPS_CLEAN_PAGES ||
 	    (st->clean_from >= 0 && pos >= st->clean_from) || !batch_has_gap(st, pos))
 		return r;
 	st->clean = clean_from(map, pos);
@@ -358,7 +363,7 @@ static int fiemap_next(struct sparse_map *map, int64_t pos, struct sm_piece *pie
 	if (!run || run->start > pos) {
 		int64_t end = run ? run->start : st->batch_end;
 
-		if (st->unsynced && !st->clean)
+		if (st->unsynced && st->gaps != SM_GAPS_LOCKED && !st->clean)
 			return ask_seek(map, st, pos, end, piece);
 		piece->kind = SPARSE_MAP_HOLE;
 		piece->end = end;
@@ -394,7 +399,7 @@ static int fiemap_init(struct sparse_map *map)
 	st->fm = (struct fiemap *)(st + 1);
 	st->valid = false;
 	st->unsynced = map->fiemap_unsynced;
-	st->gaps_unproven = map->fiemap_gaps_unproven;
+	st->gaps = map->fiemap_gaps;
 	st->clean_from = -1;
 	st->clean = false;
 	st->seek_data_at = -1;
@@ -406,9 +411,19 @@ static void fiemap_reset(struct sparse_map *map)
 {
 	struct fiemap_state *st = map->backend_state;
 
-	/* The probe may have learnt the file system since the first batch. */
-	st->gaps_unproven = map->fiemap_gaps_unproven;
-	st->valid = false;
+	/* sparse_map_seek() asks afresh.  So does the probe, once it has
+	 * learnt the file system after the first batch, where cachestat must
+	 * come before the answer it vouches for; but Btrfs's locked answer is
+	 * good whenever it was asked: it is read again by the new rule. */
+	bool relearnt = st->gaps != map->fiemap_gaps;
+
+	st->gaps = map->fiemap_gaps;
+	if (relearnt && st->valid && st->unsynced && st->gaps == SM_GAPS_LOCKED) {
+		build_runs(st, st->batch_start, map->size);
+		st->cursor = 0;
+	} else {
+		st->valid = false;
+	}
 	st->clean_from = -1;
 	st->clean = false;
 	st->seek_data_at = -1;

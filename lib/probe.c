@@ -22,7 +22,8 @@
  * written extents over every byte map a dense file with that one call; and
  * on ext4 (ext2 and ext3 share its f_type), XFS and Btrfs the map goes on
  * with it: a batch of extents a call instead of two lseeks a data range,
- * and SEEK asked only where the extents prove nothing (backend-fiemap.c).
+ * and SEEK asked only where the extents prove nothing (backend-fiemap.c;
+ * on Btrfs that depends on the kernel, sm_btrfs_fiemap_holds_lock()).
  * SPARSE_MAP_BACKEND=seek|fiemap|scan|ranges|none stands in for a forced
  * backend where the caller asked for AUTO, and gives way to AUTO where it
  * cannot serve; SPARSE_MAP_DEBUG=1 prints the reasoning.  SPARSE_MAP_NO_ENV
@@ -158,16 +159,69 @@ bool sm_fs_seeks_natively(int64_t type)
 	       type == 0x9123683E /* Btrfs */ || type == 0x01021994 /* tmpfs */;
 }
 
+/*
+ * Whether the kernel named by release (uname(2)'s, "6.12.8-arch1" and the
+ * like) holds Btrfs's io-tree lock over a whole FIEMAP call.  Linux 6.1
+ * made btrfs_find_delalloc_in_range() what FIEMAP and SEEK share (6.1 to
+ * 6.5 find written, unrecorded ranges by their extent maps, 6.6 on by
+ * their ordered extents).  Commit b0ad381fa769 (v6.8-rc7, CVE-2024-35784,
+ * a deadlock fix) stopped holding the lock across the call, and FIEMAP
+ * could then call a hole what a write completing during the call had just
+ * recorded; 978b63f7464a (v6.9-rc1, CVE-2024-27080) took the lock again.
+ * Stable trees carried the first from 6.7.9 and into 6.6.y, and the second
+ * from 6.6.26, so 6.6 before 6.6.26, 6.7 and 6.8 are refused whole, as are
+ * kernels before 6.1 and a release that does not parse.  The number is
+ * upstream's: a distribution kernel that took b0ad381fa769 and not its
+ * repair is not known by it.
+ */
+bool sm_btrfs_fiemap_holds_lock(const char *release)
+{
+	unsigned long v[3] = { 0, 0, 0 };
+	const char *p = release;
+	int n = 0;
+
+	while (n < 3 && *p >= '0' && *p <= '9') {
+		unsigned long x = 0;
+
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (x > 100000)
+				return false;
+			x = x * 10 + (unsigned long)(*p - '0');
+		}
+		v[n++] = x;
+		if (*p != '.')
+			break;
+		p++;
+	}
+	if (n < 2)
+		return false;
+	if (v[0] != 6)
+		return v[0] > 6;
+	if (v[1] == 6)
+		return v[2] >= 26;
+	return (v[1] >= 1 && v[1] <= 5) || v[1] >= 9;
+}
+
 #if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
 /*
  * The file systems on which FIEMAP without sync, with backend-fiemap.c's
  * checks, never calls written data a hole (tests/fiemap-unsynced.sh shows
- * it case by case): ext4 and XFS end a page's writeback only once its
- * extent is written, so pages that are neither dirty nor under writeback
- * prove their extents.  Btrfs ends page writeback before the ordered
- * extent puts the file extent item in place, which is what its FIEMAP
- * reads, so clean pages there prove nothing: its written extents are
- * still data, but SEEK decides every gap (fiemap_gaps_unproven).
+ * it case by case).  What proves a gap between extents a hole differs:
+ *  - ext4 and XFS end a page's writeback only once its extent is written,
+ *    so pages that are neither dirty nor under writeback prove their
+ *    extents (SM_GAPS_CLEAN_PAGES);
+ *  - Btrfs ends page writeback before the ordered extent puts the file
+ *    extent item in place, so clean pages prove nothing there.  But its
+ *    FIEMAP looks for holes as its SEEK_DATA does, with
+ *    btrfs_find_delalloc_in_range(), which sees dirty ranges not yet
+ *    written and ranges written but not yet recorded (ordered extents),
+ *    and reports both as DELALLOC extents; and it holds the inode's
+ *    io-tree lock over the range it answers for, which an ordered extent
+ *    needs to insert its file extent item, and drops the ordered extent
+ *    only after that.  So no gap in its answer covers bytes written
+ *    before the call: the gaps are holes, and a DELALLOC extent is data
+ *    (SM_GAPS_LOCKED).  sm_btrfs_fiemap_holds_lock() says on which kernels;
+ *    elsewhere SEEK decides every gap (SM_GAPS_SEEK).
  * Without SEEK built, nothing could decide what the extents leave open,
  * and AUTO goes on as below.
  * unsynced_fiemap() sets the map's mode and says whether to take it.
@@ -180,19 +234,40 @@ static bool fiemap_file_system(struct sparse_map *map)
 	       type == 0x58465342 /* XFS_SUPER_MAGIC */;
 }
 
+/* What proves a gap a hole on Btrfs: its FIEMAP itself where the kernel
+ * holds the lock, else SEEK. */
+static enum sm_fiemap_gaps btrfs_gaps(struct sparse_map *map)
+{
+	char release[128];
+	int r = sm_sys_kernel_release(release, sizeof(release));
+
+	if (r < 0) {
+		sm_debug(map, "btrfs: the kernel release is unknown (%s): SEEK decides the gaps",
+			 strerror(-r));
+		return SM_GAPS_SEEK;
+	}
+	if (!sm_btrfs_fiemap_holds_lock(release)) {
+		sm_debug(map, "btrfs: Linux %s may answer FIEMAP without its range locked, "
+			 "or is not known: SEEK decides the gaps", release);
+		return SM_GAPS_SEEK;
+	}
+	sm_debug(map, "btrfs: Linux %s answers FIEMAP with the range locked: its gaps are holes",
+		 release);
+	return SM_GAPS_LOCKED;
+}
+
 static bool unsynced_fiemap(struct sparse_map *map, int answer)
 {
-	bool btrfs = sm_map_fs_type(map) == 0x9123683E;
-
 	if (!fiemap_file_system(map))
 		return false;
 	/* As below: no extent at all is believed only of a file with no blocks. */
 	if (answer < 0 || (answer == 0 && map->st_blocks != 0))
 		return false;
-	map->fiemap_gaps_unproven = btrfs;
-	/* ext4 and XFS prove gaps with cachestat asked before the FIEMAP
-	 * that shows them: the first answer was asked without, so ask again. */
-	if (!btrfs && map->backend_state)
+	map->fiemap_gaps = sm_map_fs_type(map) == 0x9123683E ? btrfs_gaps(map)
+							     : SM_GAPS_CLEAN_PAGES;
+	/* The first answer was read as SM_GAPS_SEEK reads it: the backend
+	 * reads it again, or asks again where cachestat must come first. */
+	if (map->fiemap_gaps != SM_GAPS_SEEK && map->backend_state)
 		sm_backend_fiemap.reset(map);
 	return true;
 }
@@ -222,7 +297,7 @@ static int fiemap_first(struct sparse_map *map)
 	if (no_fiemap.valid && no_fiemap.dev == map->dev && !fiemap_file_system(map))
 		return 0;
 	map->fiemap_unsynced = true;
-	map->fiemap_gaps_unproven = true;	/* until the file system is known */
+	map->fiemap_gaps = SM_GAPS_SEEK;	/* until the file system is known */
 	r = sm_backend_fiemap.usable(map);
 	no_fiemap.valid = r == -EOPNOTSUPP;
 	no_fiemap.dev = map->dev;
@@ -232,15 +307,18 @@ static int fiemap_first(struct sparse_map *map)
 		return 1;
 	}
 	if (r >= 0 && unsynced_fiemap(map, r)) {
-		use(map, SPARSE_MAP_BACKEND_FIEMAP, map->fiemap_gaps_unproven ?
+		use(map, SPARSE_MAP_BACKEND_FIEMAP,
+		    map->fiemap_gaps == SM_GAPS_SEEK ?
 		    "Btrfs: FIEMAP without sync, SEEK for every gap and unsure extent" :
+		    map->fiemap_gaps == SM_GAPS_LOCKED ?
+		    "Btrfs: FIEMAP without sync, its gaps holes and its DELALLOC extents data" :
 		    "ext4 or XFS: FIEMAP without sync, SEEK where the extents prove nothing");
 		return 1;
 	}
 	if (map->backend_state)
 		sm_backend_fiemap.fini(map);
 	map->fiemap_unsynced = false;
-	map->fiemap_gaps_unproven = false;
+	map->fiemap_gaps = SM_GAPS_SEEK;
 	if (!sm_sys_no_answer(r))
 		return r;
 #else
@@ -406,7 +484,7 @@ int sm_fall_back(struct sparse_map *map, int64_t pos, int err)
 	sm_debug(map, "%s: fails at %lld (%s): the next source of hole information goes on",
 		 from->name, (long long)pos, strerror(-err));
 	map->fiemap_unsynced = false;
-	map->fiemap_gaps_unproven = false;
+	map->fiemap_gaps = SM_GAPS_SEEK;
 	r = synced_fiemap ? 0 : fiemap_trusted(map);
 	if (r == 0)
 		r = sm_map_access(map);

@@ -106,6 +106,16 @@ struct sm_readbuf {
 	bool valid;
 };
 
+/*
+ * Unsynced FIEMAP (backend-fiemap.c): what makes a gap between extents a
+ * hole.  probe.c picks one by file system and, on Btrfs, kernel release.
+ */
+enum sm_fiemap_gaps {
+	SM_GAPS_SEEK,		/* nothing: SEEK decides every gap and unsure extent */
+	SM_GAPS_CLEAN_PAGES,	/* ext4, XFS: cachestat found no page busy, asked first */
+	SM_GAPS_LOCKED,		/* Btrfs: its FIEMAP decides holes under the range's lock */
+};
+
 struct sparse_map {
 	int fd;
 	unsigned int flags;
@@ -125,7 +135,7 @@ struct sparse_map {
 	/* Set by probe.c when AUTO maps with FIEMAP on a file system where it
 	 * may do so without FIEMAP_FLAG_SYNC: see backend-fiemap.c. */
 	bool fiemap_unsynced;
-	bool fiemap_gaps_unproven;	/* Btrfs: clean pages prove no gap a hole */
+	enum sm_fiemap_gaps fiemap_gaps;	/* unsynced: who says a gap is a hole */
 	/* Where the probe's SEEK_HOLE(0) found the first hole, if it found
 	 * data before it (0 otherwise): the SEEK backend's first answer. */
 	int64_t probe_hole;
@@ -170,6 +180,10 @@ bool sm_env_names_backend(void);
  * SEEK_HOLE of its own, which the kernel's generic stub never answers for:
  * ext4, XFS, Btrfs and tmpfs. */
 bool sm_fs_seeks_natively(int64_t type);
+/* Whether the kernel of that uname(2) release keeps Btrfs's FIEMAP from
+ * calling a hole what a write recorded during the call (probe.c says which
+ * kernels, and why). */
+bool sm_btrfs_fiemap_holds_lock(const char *release);
 /* Under AUTO, after the backend failed with -err at pos: the next source of
  * hole information that can be trusted takes over from pos (0), or -err
  * stays the answer. */
@@ -221,6 +235,9 @@ int sm_sys_fdatasync(int fd);
 int sm_sys_ioctl(int fd, unsigned long request, void *arg);
 /* The file system's f_type from fstatfs (0 where the platform has none). */
 int sm_sys_fs_type(int fd, int64_t *type);
+/* The running kernel's release (uname(2)'s, NUL-terminated in buf, len > 0):
+ * 0, or -errno; -ENOSYS where the system layer has none to give. */
+int sm_sys_kernel_release(char *buf, size_t len);
 /* Linux cachestat(2) over [off, off + len), len > 0: pages in the page
  * cache, and of those dirty and under writeback.  -ENOSYS without it,
  * -EPERM where the kernel will not tell this caller. */
@@ -297,6 +314,10 @@ struct sm_os {
 	/* As sm_sys_allocated_ranges(), but -1 and errno on failure. */
 	int (*allocated_ranges)(int fd, int64_t off, int64_t len, struct sm_alloc_range *out,
 				size_t max, size_t *n);
+	/* The running kernel's release, as uname(2) names it ("6.18.4-..."),
+	 * NUL-terminated in buf; where a file system's answers differ by
+	 * kernel version (Btrfs's FIEMAP, probe.c). */
+	int (*kernel_release)(char *buf, size_t len);
 };
 extern const struct sm_os sm_os;
 

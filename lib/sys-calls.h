@@ -27,6 +27,8 @@ struct sm_sys_table {
 	int (*allocated_ranges)(int fd, int64_t off, int64_t len, struct sm_alloc_range *out,
 				size_t max, size_t *n);
 	int (*fstatfs)(int fd, int64_t *type);
+	/* uname(2)'s release into buf (struct sm_os's kernel_release). */
+	int (*uname)(char *buf, size_t len);
 	int (*cachestat)(int fd, int64_t off, int64_t len, struct sm_cachestat *cs);
 	int (*fadvise)(int fd, off_t off, off_t len, int advice);
 	/* mmap [off, off + len) of fd, mincore(2) it into vec, munmap. */

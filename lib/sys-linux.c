@@ -2,14 +2,17 @@
 /*
  * Linux's part of the system layer (see sparse-map-private.h, "sys-<system>.c"):
  * fstatfs's f_type, which the probe knows by Linux's magic numbers;
- * cachestat(2); block devices sized by BLKGETSIZE64.
+ * cachestat(2); block devices sized by BLKGETSIZE64; the kernel's release,
+ * by which probe.c knows how far Btrfs's FIEMAP can be trusted.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #ifdef HAVE_LINUX_FS_H
 #include <linux/fs.h>
@@ -62,6 +65,21 @@ static int os_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *c
 }
 #endif
 
+static int os_kernel_release(char *buf, size_t len)
+{
+	struct utsname u;
+	size_t n;
+
+	if (uname(&u) < 0)
+		return -1;
+	n = strnlen(u.release, sizeof(u.release));
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, u.release, n);
+	buf[n] = '\0';
+	return 0;
+}
+
 /* Disks are block devices; fstat says 0 bytes, BLKGETSIZE64 the size (or,
  * built without kernel headers, seeking to the end). */
 static int os_disk(int fd, const struct stat *st, int64_t *size)
@@ -94,4 +112,5 @@ const struct sm_os sm_os = {
 	.cachestat = os_cachestat,
 #endif
 	.disk = os_disk,
+	.kernel_release = os_kernel_release,
 };

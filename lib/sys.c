@@ -79,6 +79,13 @@ static int libc_fstatfs(int fd, int64_t *type)
 	*type = 0;
 	return 0;
 }
+static int libc_uname(char *buf, size_t len)
+{
+	if (sm_os.kernel_release)
+		return sm_os.kernel_release(buf, len);
+	errno = ENOSYS;
+	return -1;
+}
 static int libc_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
 {
 	if (sm_os.cachestat)
@@ -153,6 +160,7 @@ struct sm_sys_table sm_sys_table = {
 	.ioctl = libc_ioctl,
 	.allocated_ranges = libc_allocated_ranges,
 	.fstatfs = libc_fstatfs,
+	.uname = libc_uname,
 	.cachestat = libc_cachestat,
 	.fadvise = libc_fadvise,
 	.mincore = libc_mincore,
@@ -319,6 +327,24 @@ int sm_sys_fs_type(int fd, int64_t *type)
 		r = SM_CALL(fstatfs)(fd, type);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? sm_errno() : 0;
+}
+
+int sm_sys_kernel_release(char *buf, size_t len)
+{
+	int r;
+
+	if (len == 0)
+		return -EINVAL;
+	buf[0] = '\0';
+	do
+		r = SM_CALL(uname)(buf, len);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return sm_errno();
+	/* Cut to what fits: a release is a few dozen bytes. */
+	if (!memchr(buf, '\0', len))
+		buf[len - 1] = '\0';
+	return 0;
 }
 
 int sm_sys_cachestat(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)

@@ -17,6 +17,7 @@ rules=(
 	'block-device size ioctls|BLKGETSIZE|DIOCGMEDIASIZE|DKIOC|sys-linux.c sys-freebsd.c sys-darwin.c sys-illumos.c'
 	'raw system calls|\bsyscall\(|__NR_|sys-linux.c'
 	'fstatfs|(^|[[:space:]=!(])fstatfs\(|sys-linux.c'
+	'uname(2), whose release means something only to the Linux layer|(^|[[:space:]=!(])uname\(|sys-linux.c'
 	'fdatasync(2), which macOS lacks|(^|[[:space:]=!])fdatasync\(|sys-linux.c sys-freebsd.c sys-illumos.c sys-posix.c'
 	'device kinds (disks are per system)|S_ISBLK|S_ISCHR|sys-linux.c sys-freebsd.c sys-darwin.c sys-illumos.c sys-posix.c'
 	'the Windows API|#include <(windows|winioctl|io)\.h>|_get_osfhandle|DeviceIoControl|ReadFile\b|sys-windows.c'

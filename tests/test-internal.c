@@ -23,6 +23,7 @@
 
 #include "check-run.h"
 #include "helpers.h"
+#include "../lib/sparse-map-private.h"
 #include "../lib/sys-calls.h"
 
 static struct sm_sys_table libc_table;
@@ -331,6 +332,166 @@ START_TEST(test_fiemap_bent_answers_lose_nothing)
 	ck_assert_int_eq(rc, -EIO);
 
 	sm_sys_table = libc_table;
+	close(fd);
+	unlink(path);
+}
+END_TEST
+#endif
+
+/* Which kernels' Btrfs FIEMAP AUTO believes about holes, by release. */
+START_TEST(test_btrfs_fiemap_trusted_by_kernel_release)
+{
+	static const struct {
+		const char *release;
+		bool trusted;
+	} cases[] = {
+		{ "6.18.44-fc-v1272", true }, { "6.9.0-rc1", true }, { "6.9", true },
+		{ "6.12.8-arch1-1", true }, { "7.0.0", true }, { "6.10-rc2+", true },
+		{ "6.1.0-18-amd64", true }, { "6.5.13", true }, { "6.6.26", true },
+		{ "6.6.58-gentoo", true },
+		/* b0ad381fa769 without 978b63f7464a, or may have it */
+		{ "6.8.0-40-generic", false }, { "6.8-rc7", false }, { "6.7.9", false },
+		{ "6.7.0", false }, { "6.6.25", false }, { "6.6.0", false }, { "6.6", false },
+		/* before Linux 6.1's btrfs_find_delalloc_in_range() */
+		{ "6.0.19", false }, { "5.15.0-91-generic", false }, { "4.19.325", false },
+		{ "3.10.0-1160.el7.x86_64", false },
+		/* what does not parse */
+		{ "", false }, { "6", false }, { "linux", false }, { "v6.9", false },
+		{ "99999999999999999999.1", false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(sm_btrfs_fiemap_holds_lock(cases[i].release) == cases[i].trusted,
+			      "Linux \"%s\": expected %s, got the other", cases[i].release,
+			      cases[i].trusted ? "trusted" : "SEEK for every gap");
+}
+END_TEST
+
+#if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
+/*
+ * The Btrfs rule through the system layer's seam: fstatfs says Btrfs,
+ * uname(2) names a kernel, and FIEMAP answers for a 256 KiB file with data
+ * at 0 and 64 KiB as Btrfs would without sync: a written extent at 0, a
+ * DELALLOC|UNKNOWN one at 64 KiB, an UNWRITTEN one at 128 KiB, gaps
+ * between.  The file on disk has that data, so SEEK agrees with it.
+ */
+static const char *fake_release;	/* NULL: uname fails with ENOSYS */
+static int lseeks_data_hole;
+
+static int btrfs_fstatfs(int fd, int64_t *t)
+{
+	(void)fd;
+	*t = 0x9123683E;
+	return 0;
+}
+
+static int fake_uname(char *buf, size_t len)
+{
+	if (!fake_release) {
+		errno = ENOSYS;
+		return -1;
+	}
+	snprintf(buf, len, "%s", fake_release);
+	return 0;
+}
+
+static off_t counting_lseek(int fd, off_t o, int w)
+{
+	if (w == SEEK_DATA || w == SEEK_HOLE)
+		lseeks_data_hole++;
+	return libc_table.lseek(fd, o, w);
+}
+
+static int btrfs_fiemap(int fd, unsigned long req, void *arg)
+{
+	static const struct { uint64_t at; uint32_t flags; } ext[] = {
+		{ 0, 0 },
+		{ 64 * 1024, FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_UNKNOWN },
+		{ 128 * 1024, FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_LAST },
+	};
+	struct fiemap *fm = arg;
+	unsigned int n = 0;
+
+	(void)fd;
+	if (req != FS_IOC_FIEMAP) {
+		errno = ENOTTY;
+		return -1;
+	}
+	seen.ioctl++;
+	if (fm->fm_flags & FIEMAP_FLAG_SYNC)
+		seen.fdatasync++;	/* a flush all the same */
+	for (unsigned int i = 0; i < 3 && n < fm->fm_extent_count; i++) {
+		struct fiemap_extent *e = &fm->fm_extents[n];
+
+		if (ext[i].at + 4096 <= fm->fm_start || ext[i].at >= fm->fm_start + fm->fm_length)
+			continue;
+		memset(e, 0, sizeof(*e));
+		e->fe_logical = ext[i].at;
+		e->fe_physical = ext[i].flags & FIEMAP_EXTENT_DELALLOC ? 0 : ext[i].at + (1 << 20);
+		e->fe_length = 4096;
+		e->fe_flags = ext[i].flags;
+		n++;
+	}
+	fm->fm_mapped_extents = n;
+	return 0;
+}
+
+START_TEST(test_btrfs_gaps_by_kernel_release)
+{
+	static const struct {
+		const char *release;
+		bool trusted;
+	} kernels[] = {
+		{ "6.9.0", true }, { "6.18.44-fc-v1272", true }, { "6.6.26", true },
+		{ "6.1.0-18-amd64", true }, { "6.8.12", false }, { "6.7.9", false },
+		{ "6.6.25", false }, { "5.15.0", false }, { "not a release", false }, { NULL, false },
+	};
+	int fd = th_create(NULL, path, sizeof(path));
+
+	th_truncate(fd, 256 * 1024);
+	th_fill(fd, 0, 4096);
+	th_fill(fd, 64 * 1024, 4096);
+	fsync(fd);
+	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]); i++) {
+		const char *k = kernels[i].release ? kernels[i].release : "(uname fails)";
+		struct th_map m;
+		const char *err;
+		int rc;
+
+		count_calls();
+		sm_sys_table.fstatfs = btrfs_fstatfs;
+		sm_sys_table.uname = fake_uname;
+		sm_sys_table.ioctl = btrfs_fiemap;
+		sm_sys_table.lseek = counting_lseek;
+		fake_release = kernels[i].release;
+		lseeks_data_hole = 0;
+		rc = th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m);
+		sm_sys_table = libc_table;
+		ck_assert_msg(rc == 0, "Btrfs, Linux %s: the map failed: %s", k, strerror(-rc));
+		ck_assert_msg(m.backend == SPARSE_MAP_BACKEND_FIEMAP, "Btrfs, Linux %s: mapped with %s",
+			      k, sparse_map_backend_name(m.backend));
+		ck_assert_msg(seen.fdatasync == 0 && seen.cachestat == 0,
+			      "Btrfs, Linux %s: %d flushes, %d cachestat", k, seen.fdatasync,
+			      seen.cachestat);
+		/* Trusted: not one SEEK.  Else one a gap, and one for the
+		 * DELALLOC and the UNWRITTEN extent each, at least. */
+		if (kernels[i].trusted)
+			ck_assert_msg(lseeks_data_hole == 0, "Btrfs, Linux %s: %d SEEK_DATA/SEEK_HOLE, "
+				      "expected none", k, lseeks_data_hole);
+		else
+			ck_assert_msg(lseeks_data_hole >= 4, "Btrfs, Linux %s: %d SEEK_DATA/SEEK_HOLE, "
+				      "expected SEEK in every gap", k, lseeks_data_hole);
+		err = th_check_contract(fd, &m, 0);
+		ck_assert_msg(err == NULL, "Btrfs, Linux %s: %s\n  map: %s", k, err, th_describe(&m));
+		ck_assert_msg(th_kind_at(&m, 0) == SPARSE_MAP_DATA &&
+				      th_kind_at(&m, 64 * 1024) == SPARSE_MAP_DATA &&
+				      th_kind_at(&m, 68 * 1024 - 1) == SPARSE_MAP_DATA &&
+				      th_kind_at(&m, 4096) == SPARSE_MAP_HOLE &&
+				      th_kind_at(&m, 128 * 1024) == SPARSE_MAP_HOLE &&
+				      th_kind_at(&m, 256 * 1024 - 1) == SPARSE_MAP_HOLE,
+			      "Btrfs, Linux %s: %s", k, th_describe(&m));
+		th_map_free(&m);
+	}
 	close(fd);
 	unlink(path);
 }
@@ -1179,6 +1340,10 @@ int main(void)
 	tcase_add_test(tc, test_memory_does_not_grow_with_the_file);
 	tcase_add_test(tc, test_every_allocation_failure_is_enomem);
 	tcase_add_test(tc, test_seeking_to_zero_is_no_size);
+	tcase_add_test(tc, test_btrfs_fiemap_trusted_by_kernel_release);
+#if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
+	tcase_add_test(tc, test_btrfs_gaps_by_kernel_release);
+#endif
 #ifdef SM_HAVE_FIEMAP
 	tcase_add_test(tc, test_fiemap_bent_answers_lose_nothing);
 #endif
