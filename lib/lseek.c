@@ -209,7 +209,9 @@ SM_EXPORT int64_t sparse_map_lseek(int fd, int64_t offset, int whence)
 				 * data at offset, or the hole at EOF.  Better
 				 * that than an error; the offset is there. */
 				r = a.native;
-			else if (r >= 0 && r != a.native)
+			else if (r >= 0)
+				/* Even at the kernel's answer: the walk's
+				 * map put the offset back, or failed to. */
 				r = sm_sys_lseek(fd, r, SEEK_SET);
 		}
 		/* A failed call leaves the offset where it was, as lseek does. */

@@ -273,8 +273,9 @@ static bool unsynced_fiemap(struct sparse_map *map, int answer)
 }
 
 /* The device of the last file this thread found without FIEMAP (tmpfs,
- * ramfs, ...): the next file there is not asked first.  Only the order of
- * the questions depends on it, never an answer. */
+ * ramfs, ...): the next file there, on a file system known not to be one
+ * of FIEMAP's, is not asked first.  Only the order of the questions
+ * depends on it, never an answer. */
 static SM_THREAD_LOCAL struct {
 	dev_t dev;
 	bool valid;
@@ -294,7 +295,8 @@ static int fiemap_first(struct sparse_map *map)
 #if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
 	int r;
 
-	if (no_fiemap.valid && no_fiemap.dev == map->dev && !fiemap_file_system(map))
+	if (no_fiemap.valid && no_fiemap.dev == map->dev && sm_map_fs_type(map) != 0 &&
+	    !fiemap_file_system(map))
 		return 0;
 	map->fiemap_unsynced = true;
 	map->fiemap_gaps = SM_GAPS_SEEK;	/* until the file system is known */
