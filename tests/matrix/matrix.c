@@ -583,6 +583,25 @@ static bool reads_far(const struct th_map *m, int64_t off)
 	return (d < 0 ? m->size : d) - off > 64 * MiB;
 }
 
+/* Whether [from, to) of fd reads back as zeroes (or past the end). */
+static bool reads_as_zeroes(int fd, int64_t from, int64_t to)
+{
+	unsigned char buf[65536];
+
+	while (from < to) {
+		size_t n = to - from < (int64_t)sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+		ssize_t got = pread(fd, buf, n, from);
+
+		if (got <= 0)
+			return got == 0;
+		for (ssize_t i = 0; i < got; i++)
+			if (buf[i])
+				return false;
+		from += got;
+	}
+	return true;
+}
+
 static void check_one_lseek(int fd, enum row_id row, const struct th_map *m, int64_t off,
 			    bool data, bool reads)
 {
@@ -602,6 +621,16 @@ static void check_one_lseek(int fd, enum row_id row, const struct th_map *m, int
 	err = errno;
 	pos = lseek(fd, 0, SEEK_CUR);
 	if (want >= 0 ? got == want && pos == want : got == -1 && err == ENXIO && pos == sentinel) {
+		pass(row);
+		return;
+	}
+	/* AUTO's map with FIEMAP without sync may call preallocated blocks
+	 * data that the kernel's SEEK, which sparse_map_lseek() trusts on
+	 * ext4, XFS and Btrfs, calls a hole: coarser, never wrong, so allowed
+	 * where the blocks between the two answers read back as zeroes. */
+	if (row == ROW_AUTO && m->backend == SPARSE_MAP_BACKEND_FIEMAP && want >= 0 && got >= 0 &&
+	    pos == got && (data ? got > want : got < want) &&
+	    reads_as_zeroes(fd, data ? want : got, data ? got : want)) {
 		pass(row);
 		return;
 	}
