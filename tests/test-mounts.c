@@ -892,14 +892,17 @@ START_TEST(test_scan_keeps_the_page_cache_as_it_was)
 	n = cached_pages(rd, 0, size);
 	ck_assert_msg(n <= pages / 20, "the scan left %lld of %lld pages cached",
 		      (long long)n, (long long)pages);
-	/* All cached: after the scan, still all. */
+	/* All cached: after the scan, still all.  The kernel may evict a
+	 * page or two of its own under memory pressure (CI runs two lanes
+	 * at once); the scan drops whole chunks of 64 pages, which a slack
+	 * of 8 does not hide. */
 	for (int64_t off = 0; off < size; off += (int64_t)sizeof(buf))
 		ck_assert_int_eq(pread(rd, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
-	ck_assert_int_eq(cached_pages(rd, 0, size), pages);
+	ck_assert_int_ge(cached_pages(rd, 0, size), pages - 8);
 	ck_assert_int_eq(th_collect(rd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_ZEROES, 0, &m), 0);
 	th_map_free(&m);
 	n = cached_pages(rd, 0, size);
-	ck_assert_msg(n == pages, "the scan dropped cached pages: %lld of %lld left",
+	ck_assert_msg(n >= pages - 8, "the scan dropped cached pages: %lld of %lld left",
 		      (long long)n, (long long)pages);
 	close(rd);
 }
