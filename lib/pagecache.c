@@ -108,11 +108,52 @@ static int64_t present(struct sparse_map *map, int64_t off, int64_t len)
 #define SM_PRESENT_WINDOW (4 << 20)
 
 /*
+ * From pos, whose first known bytes (a block at least) have pages (has =
+ * true) or have none: the length of the run of blocks alike, up to lim
+ * (> 0, whole blocks or the rest up to hi), or -errno.  Galloping: lengths double until one is no longer
+ * all alike, then halve between the two, so a run of k blocks costs about
+ * 2 log2(k) cachestat calls however far lim is: a loop of short data runs
+ * and holes pays for what it meets, not for the window it may look at.
+ */
+static int64_t run_of(struct sparse_map *map, int64_t pos, int64_t lim, int64_t known, bool has)
+{
+	int64_t bs = map->blksize, good = known, bad = 0, n;
+
+	if (lim <= known)
+		return lim;
+	while (!bad) {
+		int64_t next = lim - good > good ? 2 * good : lim;
+
+		n = present(map, pos, next);
+		if (n < 0)
+			return n;
+		if (has ? n * bs >= next : n == 0) {
+			good = next;
+			if (good == lim)
+				return good;
+		} else {
+			bad = next;
+		}
+	}
+	while (bad - good > bs) {
+		int64_t mid = good + (bad - good + bs - 1) / bs / 2 * bs;
+
+		n = present(map, pos, mid);
+		if (n < 0)
+			return n;
+		if (has ? n * bs >= mid : n == 0)
+			good = mid;
+		else
+			bad = mid;
+	}
+	return good;
+}
+
+/*
  * Where pages_are_storage, from block-aligned pos (< hi): 1 if its block has
- * no page, with *end the end of a run of such blocks (it doubles while
- * cachestat finds nothing, so a huge hole costs a few calls); 0 if it has
- * one, with *end where reading must stop, by at most max bytes, before the
- * first block without.  One call where a chunk has every page.
+ * no page, with *end the end of the run of such blocks; 0 if it has one,
+ * with *end where reading must stop, by at most max bytes, before the
+ * first block without.  One call where a window has every page.
  */
 int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t max,
 			int64_t *end)
@@ -120,12 +161,18 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
 	int64_t bs = map->blksize;
 	int64_t len = hi - pos < max ? hi - pos : max;
 	int64_t win = hi - pos < SM_PRESENT_WINDOW ? hi - pos : SM_PRESENT_WINDOW;
-	int64_t n, absent, good, bad;
+	int64_t n, run, known;
 
 	if (pos < map->present_to) {
 		/* Seen with every page a moment ago. */
 		*end = map->present_to - pos < len ? map->present_to : pos + len;
 		return 0;
+	}
+	if (pos >= map->absent_from && pos < map->absent_to) {
+		/* Seen without a page a moment ago (a SEEK_HOLE that ends in
+		 * this hole, then a SEEK_DATA from it, ask about it twice). */
+		*end = map->absent_to < hi ? map->absent_to : hi;
+		return 1;
 	}
 	/* A window of several chunks first: a dense file then costs one
 	 * cachestat per window, not one per chunk. */
@@ -137,50 +184,27 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
 		*end = pos + len;
 		return 0;
 	}
-	absent = n == 0 ? win : 0;
-	if (!absent) {
+	known = n == 0 ? win : bs;	/* bytes from pos seen alike */
+	if (n > 0 && win > bs) {
 		n = present(map, pos, bs);
 		if (n < 0)
 			return (int)n;
-		absent = n == 0 ? bs : 0;
 	}
-	if (absent) {
-		/* No page in [pos, pos + absent): double while none. */
-		while (absent < hi - pos) {
-			int64_t next = hi - pos - absent > absent ? 2 * absent : hi - pos;
-
-			n = present(map, pos, next);
-			if (n < 0)
-				return (int)n;
-			if (n > 0)
-				break;
-			absent = next;
-		}
-		*end = pos + absent;
+	if (n == 0) {
+		/* No page in [pos, pos + known): how far none goes. */
+		run = run_of(map, pos, hi - pos, known, false);
+		if (run < 0)
+			return (int)run;
+		*end = pos + run;
+		map->absent_from = pos;
+		map->absent_to = pos + run;
 		return 1;
 	}
 	/* pos's block has its page; read up to the first block without. */
-	n = len > bs ? present(map, pos, len) : 1;
-	if (n < 0)
-		return (int)n;
-	if (len <= bs || n * bs >= len) {
-		*end = pos + len;
-		return 0;
-	}
-	good = bs;
-	bad = len;
-	while (bad - good > bs) {
-		int64_t mid = good + (bad - good + bs - 1) / bs / 2 * bs;
-
-		n = present(map, pos, mid);
-		if (n < 0)
-			return (int)n;
-		if (n * bs >= mid)
-			good = mid;
-		else
-			bad = mid;
-	}
-	*end = pos + good;
+	run = run_of(map, pos, len, bs, true);
+	if (run < 0)
+		return (int)run;
+	*end = pos + run;
 	return 0;
 }
 

@@ -146,6 +146,8 @@ struct sparse_map {
 	bool no_cachestat;	/* cachestat failed once: do not ask again */
 	bool use_mincore;	/* no cachestat (Linux < 6.5): ask mincore instead */
 	int64_t present_to;	/* ramfs: [.., present_to) was seen to have every page */
+	int64_t absent_from;	/* ramfs: [absent_from, absent_to) was seen */
+	int64_t absent_to;	/* to have no page */
 	int64_t cached_from;	/* elsewhere: [cached_from, cached_to) was seen */
 	int64_t cached_to;	/* all in the page cache */
 	int64_t drop_from;	/* the chunks read in [drop_from, dropped_to) were */

@@ -63,7 +63,9 @@ static bool all_zero(const unsigned char *p, size_t n)
 void sm_readbuf_reset(struct sparse_map *map)
 {
 	map->buf.valid = false;
-	map->present_to = 0;	/* what pagecache.c saw may have changed too */
+	/* What pagecache.c saw may have changed too. */
+	map->present_to = 0;
+	map->absent_from = map->absent_to = 0;
 }
 
 void sm_readbuf_free(struct sparse_map *map)
