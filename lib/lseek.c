@@ -17,44 +17,213 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sparse-map-private.h"
 
-/* The walk: the answer, or -errno; *opened says whether the map opened,
- * i.e. fd is a file the library can map.  It leaves the offset as it was. */
+#define SM_ASK_AGAIN (-1)	/* not an errno: the kernel's answer is not final */
+
+/*
+ * The map that this thread's SEEK_DATA/SEEK_HOLE loop walks, kept open
+ * between calls where it reads the file (SCAN: a file system that answers
+ * with the stub, such as ramfs, FUSE without lseek, NFSv3 or 9p).  Opening
+ * a map there costs a probe and, on ramfs, a count of the whole file's
+ * pages; walking it from scratch re-reads what the last call read.  So a
+ * call on the same fd goes on with the map while fstat says the file is
+ * the one it was: same device, inode, size, st_blocks, mtime and ctime,
+ * to the nanosecond.  Anything else (a write, truncate, punch, another
+ * file behind the fd) opens a fresh map, and so does a walk that fails.
+ *
+ * The map's answers are worked out afresh each call (the page cache asked
+ * again on ramfs), except that the bytes the last calls read are kept,
+ * and trusted, only where a change since could not have left the
+ * timestamps as they were: a file system's clock may tick coarsely
+ * (ramfs: a jiffy; FAT: two seconds), so two writes within one tick
+ * leave the same ctime.  The bytes read during a call that began at T are
+ * trusted later only if the ctime seen then was before T - SM_TICK: a
+ * write after T stamps a ctime of T - SM_TICK or later, which differs.
+ * (Git's "racily clean" index entries, the same problem.)
+ *
+ * One map a thread, closed when a call reaches the end of the file (no
+ * data left, or the hole at EOF), where loops end, or when a call asks
+ * about another fd: memory stays that of one map (and its 256 KiB read
+ * buffer) per thread in a loop.
+ */
+#define SM_TICK_NS 2000000000LL		/* FAT's mtime, the coarsest clock seen */
+
+static SM_THREAD_LOCAL struct {
+	struct sparse_map *map;
+	int fd;
+	struct stat st;		/* what fstat said when the map opened */
+	int64_t began;		/* when the last call began, ns since the epoch */
+} walk = { NULL, -1, { 0 }, 0 };
+
+/* Where the system has SEEK_DATA and SEEK_HOLE (not Windows, where every
+ * call walks a fresh map). */
+#ifdef SM_HAVE_SEEK
+static int64_t ns_of(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+#if defined(__APPLE__)
+#define SM_MTIME(st) (&(st)->st_mtimespec)
+#define SM_CTIME(st) (&(st)->st_ctimespec)
+#else
+#define SM_MTIME(st) (&(st)->st_mtim)
+#define SM_CTIME(st) (&(st)->st_ctim)
+#endif
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+		return INT64_MIN;	/* trust nothing read before */
+	return ns_of(&ts);
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       sm_sys_st_blocks(a) == sm_sys_st_blocks(b) && a->st_mode == b->st_mode &&
+	       ns_of(SM_MTIME(a)) == ns_of(SM_MTIME(b)) && ns_of(SM_CTIME(a)) == ns_of(SM_CTIME(b));
+}
+#endif
+
+static void walk_close(void)
+{
+	sparse_map_close(walk.map);
+	walk.map = NULL;
+	walk.fd = -1;
+}
+
+/* From offset to the first piece of the kind asked for: the answer, or -errno. */
+static int64_t walk_map(struct sparse_map *map, int64_t offset, enum sparse_map_kind want)
+{
+	struct sparse_map_range piece;
+	int r;
+
+	if (offset >= map->size)
+		return -ENXIO;
+	while ((r = sm_next_piece(map, &piece)) == 1 && piece.kind != want)
+		;
+	if (r == 1)
+		return piece.offset;
+	if (r == 0)
+		/* No piece of that kind: no data left, or the virtual hole at EOF. */
+		return want == SPARSE_MAP_DATA ? -ENXIO : map->size;
+	return r;
+}
+
+/* After a walk with the kept map: close it where the loop has ended. */
+static int64_t walk_done(int64_t r, enum sparse_map_kind want)
+{
+	if (walk.map && (r == -ENXIO || (want == SPARSE_MAP_HOLE && r == walk.map->size)))
+		walk_close();
+	return r;
+}
+
+/* The walk with the kept map, where fd is still its file: the answer, or
+ * SM_ASK_AGAIN.  It leaves the offset as it was. */
+static int64_t walk_kept(int fd, int64_t offset, enum sparse_map_kind want)
+{
+#ifdef SM_HAVE_SEEK
+	struct sparse_map *map = walk.map;
+	struct stat st;
+	int64_t began, r;
+	bool keep;
+
+	if (!map)
+		return SM_ASK_AGAIN;
+	if (walk.fd != fd || sm_sys_fstat(fd, &st) < 0 || !same_file(&st, &walk.st)) {
+		walk_close();
+		return SM_ASK_AGAIN;
+	}
+	began = realtime_ns();
+	keep = walk.began != INT64_MIN && ns_of(SM_CTIME(&st)) < walk.began - SM_TICK_NS;
+	walk.began = began;
+	map->pos = offset;
+	map->refine.active = false;
+	map->lookahead.full = false;
+	if (!keep || !map->buf.valid || offset < map->buf.off ||
+	    offset > map->buf.off + (int64_t)map->buf.len) {
+		/* Not where the last walk stopped: reads start small again. */
+		map->read_len = map->blksize;
+	}
+	if (!keep)
+		sm_readbuf_reset(map);
+	r = walk_map(map, offset, want);
+	if (r < 0 && r != -ENXIO) {
+		/* A fresh map, and the kernel, have their say again. */
+		walk_close();
+		return SM_ASK_AGAIN;
+	}
+	return walk_done(r, want);
+#else
+	(void)fd; (void)offset; (void)want;
+	return SM_ASK_AGAIN;
+#endif
+}
+
+/* The walk with a fresh map: the answer, or -errno; *opened says whether
+ * the map opened, i.e. fd is a file the library can map.  It leaves the
+ * offset as it was, and keeps the map where it reads the file. */
 static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *opened)
 {
 	struct sparse_map_options o = SPARSE_MAP_OPTIONS_INIT;
 	struct sparse_map *map;
-	struct sparse_map_range piece;
+	struct stat st;
 	int64_t result;
 	int r;
 
+#ifdef SM_HAVE_SEEK
+	int64_t began = realtime_ns();
+#endif
+
 	*opened = false;
+	if (walk.map)
+		walk_close();
 	o.start = offset;
+	r = sm_sys_fstat(fd, &st);
+	if (r < 0)
+		return r;	/* as the map's own fstat would have failed */
+	o.st = &st;
 	r = sparse_map_open_with(fd, &o, &map);
 	if (r < 0)
 		return r;
 	*opened = true;
-	if (offset >= map->size) {
-		sparse_map_close(map);
-		return -ENXIO;
+	map->for_lseek = true;
+	map->read_len = map->blksize;
+	result = walk_map(map, offset, want);
+	if (map->backend != &sm_backend_scan || map->is_blockdev || !S_ISREG(st.st_mode) ||
+	    (result < 0 && result != -ENXIO)) {
+		sparse_map_close(map);	/* puts the offset back; the caller's lseek moves it */
+		return result;
 	}
-	while ((r = sm_next_piece(map, &piece)) == 1 && piece.kind != want)
-		;
-	if (r == 1)
-		result = piece.offset;
-	else if (r == 0)
-		/* No piece of that kind: no data left, or the virtual hole at EOF. */
-		result = want == SPARSE_MAP_DATA ? -ENXIO : map->size;
-	else
-		result = r;
-	sparse_map_close(map);	/* puts the offset back; the caller's lseek moves it */
+	/* The probe may have moved the offset: back now, not at close. */
+	if (map->offset_moved) {
+		int64_t back = sm_sys_lseek(fd, map->saved_offset, SEEK_SET);
+
+		map->offset_moved = false;
+		if (back < 0) {
+			sparse_map_close(map);
+			return back;
+		}
+	}
+#ifdef SM_HAVE_SEEK
+	walk.map = map;
+	walk.fd = fd;
+	walk.st = st;
+	walk.began = began;
+	return walk_done(result, want);
+#else
+	sparse_map_close(map);
 	return result;
+#endif
 }
 
-#define SM_ASK_AGAIN (-1)	/* not an errno: the kernel's answer is not final */
 
 /*
  * Where this thread's last call left fd's offset, when the kernel's answer
@@ -200,7 +369,12 @@ SM_EXPORT int64_t sparse_map_lseek(int fd, int64_t offset, int whence)
 	} else if (offset < 0) {
 		r = -ENXIO;
 	} else {
-		r = ask_kernel(fd, offset, want, &a);
+		a.native = a.before = -1;
+		r = walk_kept(fd, offset, want);
+		if (r >= 0)
+			r = sm_sys_lseek(fd, r, SEEK_SET);
+		else if (r == SM_ASK_AGAIN)
+			r = ask_kernel(fd, offset, want, &a);
 		if (r == SM_ASK_AGAIN) {
 			r = find(fd, offset, want, &opened);
 			if (r < 0 && r != -ENXIO && opened && a.native >= offset)

@@ -221,7 +221,9 @@ bool sm_pagecache_droppable(struct sparse_map *map, int64_t off, int64_t len)
 	int64_t win = map->size - off < SM_PRESENT_WINDOW ? map->size - off : SM_PRESENT_WINDOW;
 	int64_t n;
 
-	if (map->pages_are_storage || map->no_cachestat || page <= 0)
+	/* sparse_map_lseek()'s caller reads next what the walk read (the
+	 * data it found), and its next call walks on from there. */
+	if (map->pages_are_storage || map->no_cachestat || map->for_lseek || page <= 0)
 		return false;
 	if (off == map->dropped_to && off > 0)
 		return true;

@@ -152,6 +152,12 @@ struct sparse_map {
 	int64_t cached_to;	/* all in the page cache */
 	int64_t drop_from;	/* the chunks read in [drop_from, dropped_to) were */
 	int64_t dropped_to;	/* dropped from the page cache again */
+	/* sparse_map_lseek()'s walk (lseek.c): a read asks for read_len
+	 * bytes, one block at first and twice as many each read after, so a
+	 * call reads little more than its answer needs; and what it reads
+	 * stays in the page cache, where the caller's own read finds it. */
+	bool for_lseek;
+	int64_t read_len;
 
 	/* The file offset at open, put back at close if anything moved it. */
 	int64_t saved_offset;

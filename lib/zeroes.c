@@ -115,6 +115,14 @@ static int readbuf_load(struct sparse_map *map, int64_t off, int64_t hi)
 	}
 	if (want > (int64_t)map->buf.size)
 		want = (int64_t)map->buf.size;
+	if (map->for_lseek) {
+		if (map->read_len < bs)
+			map->read_len = bs;
+		if (want > map->read_len)
+			want = map->read_len;
+		if (map->read_len <= (int64_t)map->buf.size / 2)
+			map->read_len *= 2;
+	}
 	map->buf.valid = false;
 	drop = sm_pagecache_droppable(map, off, want);
 	got = sm_sys_pread(map->fd, map->buf.data, (size_t)want, off);
