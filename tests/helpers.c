@@ -318,6 +318,127 @@ void th_map_free(struct th_map *m)
 	m->n = 0;
 }
 
+int64_t th_seek_expected(const struct th_map *m, int64_t off, bool data, int *err)
+{
+	*err = 0;
+	if (off < 0 || off >= m->size) {
+		*err = ENXIO;
+		return -1;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		const struct sparse_map_range *r = &m->r[i];
+
+		if (off >= r->offset + r->length)
+			continue;
+		if ((r->kind == SPARSE_MAP_DATA) == data)
+			return off > r->offset ? off : r->offset;
+	}
+	if (data) {
+		*err = ENXIO;
+		return -1;
+	}
+	return m->size;	/* the virtual hole at EOF */
+}
+
+const char *th_lseek_agrees(int fd, enum sparse_map_backend backend)
+{
+	struct th_map m;
+	const char *bad = NULL;
+	int r = th_collect(fd, backend, 0, 0, &m);
+
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "a fresh map fails: %s", strerror(-r));
+		return msg;
+	}
+	for (size_t i = 0; i <= m.n && !bad; i++) {
+		int64_t edge = i < m.n ? m.r[i].offset : m.size;
+
+		for (int64_t off = edge - 1; off <= edge + 1 && !bad; off++) {
+			for (int k = 0; k < 2 && !bad; k++) {
+				bool data = k == 0;
+				int err, got_err;
+				int64_t want = th_seek_expected(&m, off, data, &err), got;
+
+				errno = 0;
+				got = sparse_map_lseek(fd, off, data ? SPARSE_MAP_SEEK_DATA
+								   : SPARSE_MAP_SEEK_HOLE);
+				got_err = got < 0 ? errno : 0;
+				if (got != want || got_err != err) {
+					snprintf(msg, sizeof(msg), "%s(%lld): a fresh map says %lld (%s), "
+						 "sparse_map_lseek %lld (%s); the map: %s",
+						 data ? "SEEK_DATA" : "SEEK_HOLE", (long long)off,
+						 (long long)want, strerror(err), (long long)got,
+						 strerror(got_err), th_describe(&m));
+					bad = msg;
+				}
+			}
+		}
+	}
+	th_map_free(&m);
+	return bad;
+}
+
+const char *th_lseek_after_changes(int fd, enum sparse_map_backend backend, int64_t blk,
+				   bool settle)
+{
+	static const char *const what[] = {
+		"one byte written into written zeroes", "data written into a hole",
+		"zeroes written over data", "truncated down and back up", "a hole punched", "grown",
+	};
+	const char *bad;
+
+	th_truncate(fd, 16 * blk);
+	th_fill(fd, 0, blk);
+	th_zero_fill(fd, blk, 2 * blk);	/* stored, yet zeroes: a hole to SCAN */
+	th_fill(fd, 4 * blk, blk);
+	th_fill(fd, 8 * blk, blk);
+	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		struct th_map m;
+		int64_t want, got;
+		int err, got_err, r;
+
+		if (settle)
+			usleep(2100 * 1000);
+		/* A loop's first calls: the walk reads from 0 to the first hole
+		 * and a little past it. */
+		(void)sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_DATA);
+		(void)sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_HOLE);
+		switch (i) {
+		case 0: th_fill(fd, blk + 7, 1); break;
+		case 1: th_fill(fd, 2 * blk, blk); break;
+		case 2: th_zero_fill(fd, 0, blk); break;
+		case 3: th_truncate(fd, 3 * blk); th_truncate(fd, 16 * blk); break;
+		case 4:
+			if (!th_fallocate(fd, 3 /* PUNCH_HOLE | KEEP_SIZE */, 4 * blk, blk))
+				th_zero_fill(fd, 4 * blk, blk);
+			break;
+		default: th_fill(fd, 18 * blk, blk); break;
+		}
+		/* First where the last call's read lies, then everywhere. */
+		r = th_collect(fd, backend, 0, 0, &m);
+		if (r < 0) {
+			snprintf(msg, sizeof(msg), "a fresh map fails: %s", strerror(-r));
+			return msg;
+		}
+		want = th_seek_expected(&m, blk, true, &err);
+		errno = 0;
+		got = sparse_map_lseek(fd, blk, SPARSE_MAP_SEEK_DATA);
+		got_err = got < 0 ? errno : 0;
+		if (got != want || got_err != err)
+			snprintf(msg, sizeof(msg), "SEEK_DATA(%lld): a fresh map says %lld (%s), "
+				 "sparse_map_lseek %lld (%s); the map: %s", (long long)blk,
+				 (long long)want, strerror(err), (long long)got, strerror(got_err),
+				 th_describe(&m));
+		th_map_free(&m);
+		bad = got != want || got_err != err ? msg : th_lseek_agrees(fd, backend);
+		if (bad) {
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " (after: %s)", what[i]);
+			return msg;
+		}
+	}
+	return NULL;
+}
+
 const char *th_describe(const struct th_map *m)
 {
 	static char text[2048];

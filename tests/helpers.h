@@ -71,6 +71,25 @@ const char *th_same_kinds(const struct th_map *a, const struct th_map *b, int64_
 /* Kind of the byte at off in m, or 0 if no range holds it. */
 enum sparse_map_kind th_kind_at(const struct th_map *m, int64_t off);
 
+/* What SEEK_DATA (data) or SEEK_HOLE must answer at off, by the definition,
+ * for a file mapped as m: the offset, or -1 with *err set. */
+int64_t th_seek_expected(const struct th_map *m, int64_t off, bool data, int *err);
+
+/* NULL when sparse_map_lseek() answers as a fresh map of fd by backend
+ * (flags 0) says, at every range boundary and a byte either side, for
+ * both kinds, in a SEEK_DATA/SEEK_HOLE loop's order; else what differs. */
+const char *th_lseek_agrees(int fd, enum sparse_map_backend backend);
+
+/* Changes fd (16 blocks of blk, some data) between sparse_map_lseek()
+ * calls: a write into a hole the last call read, zeroes over data, one
+ * byte, truncate down and back up, a punched hole, growth.  NULL when each
+ * time the next calls answer as a fresh map by backend does; else what
+ * differs.  With settle, it first waits until the file's ctime is older
+ * than the two seconds after which the library trusts bytes it read in
+ * an earlier call; without, every change falls within that window. */
+const char *th_lseek_after_changes(int fd, enum sparse_map_backend backend, int64_t blk,
+				   bool settle);
+
 /* The map as text, for failure messages. */
 const char *th_describe(const struct th_map *m);
 

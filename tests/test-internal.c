@@ -32,13 +32,21 @@ static char path[4096];
 static struct {
 	int fstat, getfl, lseek, pread, fdatasync, ioctl, fstatfs, cachestat, fadvise, malloc;
 	size_t bytes;
+	long long read_bytes;	/* what the preads returned */
 	int fail_alloc_at;	/* fail the n-th allocation (1-based), 0: never */
 } seen;
 
 static int c_fstat(int fd, struct stat *st) { seen.fstat++; return libc_table.fstat(fd, st); }
 static int c_getfl(int fd) { seen.getfl++; return libc_table.getfl(fd); }
 static off_t c_lseek(int fd, off_t o, int w) { seen.lseek++; return libc_table.lseek(fd, o, w); }
-static ssize_t c_pread(int fd, void *b, size_t n, off_t o) { seen.pread++; return libc_table.pread(fd, b, n, o); }
+static ssize_t c_pread(int fd, void *b, size_t n, off_t o)
+{
+	ssize_t got = libc_table.pread(fd, b, n, o);
+
+	seen.pread++;
+	seen.read_bytes += got > 0 ? got : 0;
+	return got;
+}
 static int c_fdatasync(int fd) { seen.fdatasync++; return libc_table.fdatasync(fd); }
 static int c_ioctl(int fd, unsigned long r, void *a) { seen.ioctl++; return libc_table.ioctl(fd, r, a); }
 static int c_fstatfs(int fd, int64_t *t) { seen.fstatfs++; return libc_table.fstatfs(fd, t); }
@@ -158,6 +166,55 @@ START_TEST(test_lseek_costs_one_call)
 		      seen.fstat, calls);
 	sm_sys_table = libc_table;
 	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 5 * blk);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+#endif
+
+#ifdef SM_HAVE_SEEK
+/* Where the answers are read from the file (SCAN: FUSE without lseek,
+ * NFSv3, 9p), a SEEK_DATA/SEEK_HOLE loop reads the file about once: a
+ * call reads little past its answer, and the next goes on from what it
+ * read.  And a call on its own reads from its offset to its answer, or
+ * not much more (reads grow from one block). */
+START_TEST(test_lseek_loop_reads_the_file_once)
+{
+	const int64_t runs = 64, stride = 64 * 1024, run = 4096;
+	int fd = th_create(NULL, path, sizeof(path));
+	int64_t size = runs * stride, pos = 0, n = 0, at, answer;
+
+	for (int64_t i = 0; i < runs; i++)
+		th_fill(fd, i * stride, run);
+	th_truncate(fd, size);
+	fsync(fd);
+	usleep(2100 * 1000);	/* bytes read are kept only from a file this old */
+	setenv("SPARSE_MAP_BACKEND", "scan", 1);
+	count_calls();
+	while (pos < size) {
+		int64_t data = sparse_map_lseek(fd, pos, SPARSE_MAP_SEEK_DATA);
+
+		if (data < 0)
+			break;
+		pos = sparse_map_lseek(fd, data, SPARSE_MAP_SEEK_HOLE);
+		ck_assert_int_eq(pos, data + run);
+		n++;
+	}
+	sm_sys_table = libc_table;
+	ck_assert_int_eq(n, runs);
+	ck_assert_msg(seen.read_bytes * 10 <= size * 11,
+		      "a loop over a %lld-byte file read %lld bytes in %d preads",
+		      (long long)size, seen.read_bytes, seen.pread);
+
+	at = 10 * stride + run;
+	answer = 11 * stride;
+	count_calls();
+	ck_assert_int_eq(sparse_map_lseek(fd, at, SPARSE_MAP_SEEK_DATA), answer);
+	sm_sys_table = libc_table;
+	unsetenv("SPARSE_MAP_BACKEND");
+	ck_assert_msg(seen.read_bytes <= 2 * (answer - at) + 2 * run,
+		      "SEEK_DATA(%lld) = %lld read %lld bytes", (long long)at, (long long)answer,
+		      seen.read_bytes);
 	close(fd);
 	unlink(path);
 }
@@ -1352,6 +1409,7 @@ int main(void)
 	tcase_add_test(tc, test_dense_file_map_costs);
 #ifdef SM_HAVE_SEEK
 	tcase_add_test(tc, test_lseek_costs_one_call);
+	tcase_add_test(tc, test_lseek_loop_reads_the_file_once);
 #endif
 	tcase_add_test(tc, test_memory_does_not_grow_with_the_file);
 	tcase_add_test(tc, test_every_allocation_failure_is_enomem);

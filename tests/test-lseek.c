@@ -21,35 +21,12 @@
 
 static char path[4096];
 
-/* What SEEK_DATA / SEEK_HOLE must answer for offset, by the definition. */
-static int64_t expected(const struct th_map *m, int64_t off, bool data, int *err)
-{
-	*err = 0;
-	if (off < 0 || off >= m->size) {
-		*err = ENXIO;
-		return -1;
-	}
-	for (size_t i = 0; i < m->n; i++) {
-		const struct sparse_map_range *r = &m->r[i];
-
-		if (off >= r->offset + r->length)
-			continue;
-		if ((r->kind == SPARSE_MAP_DATA) == data)
-			return off > r->offset ? off : r->offset;
-	}
-	if (data) {
-		*err = ENXIO;
-		return -1;
-	}
-	return m->size;	/* the virtual hole at EOF */
-}
-
 static void check_at(int fd, const struct th_map *m, int64_t off, bool data, bool kernel_too)
 {
 	int whence = data ? SPARSE_MAP_SEEK_DATA : SPARSE_MAP_SEEK_HOLE;
 	const char *name = data ? "SEEK_DATA" : "SEEK_HOLE";
 	int err, got_err;
-	int64_t want = expected(m, off, data, &err), got;
+	int64_t want = th_seek_expected(m, off, data, &err), got;
 
 	ck_assert_int_eq(lseek(fd, 777, SEEK_SET), 777);
 	errno = 0;
@@ -139,6 +116,25 @@ START_TEST(test_lseek_loop_matches_the_map)
 }
 END_TEST
 
+/* Where the library walks a map that reads the file (here SCAN, named by
+ * SPARSE_MAP_BACKEND; on ramfs, FUSE without lseek, NFSv3, AUTO), a loop's
+ * calls share one map and what it read: a change of the file between two
+ * calls must give the answer a fresh map gives, also where the walk had
+ * read the bytes changed (test-mounts.c runs it on ramfs too). */
+START_TEST(test_lseek_loop_sees_every_change)
+{
+	int fd = th_create(NULL, path, sizeof(path));
+	const char *bad;
+
+	setenv("SPARSE_MAP_BACKEND", "scan", 1);
+	bad = th_lseek_after_changes(fd, SPARSE_MAP_BACKEND_SCAN, th_blksize(fd), _i == 1);
+	unsetenv("SPARSE_MAP_BACKEND");
+	ck_assert_msg(!bad, "%s", bad ? bad : "");
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
 /* Every other whence is lseek(2)'s own: the same result, errno and file
  * offset, so that a program may call sparse_map_lseek() for every lseek. */
 START_TEST(test_lseek_passes_other_whence_through)
@@ -220,6 +216,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_lseek_at_every_boundary, 0, (int)th_nlayouts);
 	tcase_add_loop_test(tc, test_lseek_loop_matches_the_map, 0, (int)th_nlayouts);
+	tcase_add_loop_test(tc, test_lseek_loop_sees_every_change, 0, 2);
 	tcase_add_test(tc, test_lseek_passes_other_whence_through);
 	tcase_add_test(tc, test_lseek_passes_open_errors);
 	tcase_add_test(tc, test_seek_constants_match_platform);

@@ -324,6 +324,24 @@ START_TEST(test_ramfs_map_stores_nothing)
 }
 END_TEST
 
+/* A loop's calls share one map on ramfs (lib/lseek.c): a write, truncate
+ * or zeroes between two calls give the answer a fresh map gives, within
+ * one tick of ramfs's coarse clock (_i 0) and after it (1). */
+START_TEST(test_ramfs_lseek_loop_sees_every_change)
+{
+	char p[4096];
+	int fd;
+	const char *bad;
+
+	ck_assert(ramfs_ok);
+	fd = th_create(ramfs, p, sizeof(p));
+	bad = th_lseek_after_changes(fd, SPARSE_MAP_BACKEND_AUTO, th_blksize(fd), _i == 1);
+	ck_assert_msg(!bad, "%s", bad ? bad : "");
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
 /* The portable lseek, called many times, finds the holes every time and
  * stores nothing; with cachestat (_i 0) and with mincore standing in (1). */
 START_TEST(test_ramfs_lseek_stores_nothing)
@@ -950,6 +968,7 @@ int main(void)
 	tcase_add_test(linux_tc, test_ramfs_reading_a_hole_stores_it);
 	tcase_add_loop_test(linux_tc, test_ramfs_map_stores_nothing, 0, 2 * (int)NRAMFS_RUNS);
 	tcase_add_loop_test(linux_tc, test_ramfs_lseek_stores_nothing, 0, 2);
+	tcase_add_loop_test(linux_tc, test_ramfs_lseek_loop_sees_every_change, 0, 2);
 	tcase_add_loop_test(linux_tc, test_ramfs_other_user_gets_all_data, 0, 2);
 	tcase_add_loop_test(linux_tc, test_ramfs_every_layout, 0, (int)th_nlayouts);
 	tcase_add_test(linux_tc, test_scan_keeps_the_page_cache_as_it_was);
