@@ -174,21 +174,29 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
 		*end = map->absent_to < hi ? map->absent_to : hi;
 		return 1;
 	}
-	/* A window of several chunks first: a dense file then costs one
-	 * cachestat per window, not one per chunk. */
-	n = present(map, pos, win);
+	/* A window of several chunks first, unless the last run found was
+	 * short (a fragmented file, where the window never comes out whole):
+	 * a dense file then costs one cachestat per window, not one per
+	 * chunk, and a long hole a few. */
+	if (map->runs_short) {
+		n = present(map, pos, bs);
+		known = bs;
+	} else {
+		n = present(map, pos, win);
+		known = win;
+	}
 	if (n < 0)
 		return (int)n;
-	if (n * bs >= win) {
+	if (!map->runs_short && n * bs >= win) {
 		map->present_to = pos + win;
 		*end = pos + len;
 		return 0;
 	}
-	known = n == 0 ? win : bs;	/* bytes from pos seen alike */
-	if (n > 0 && win > bs) {
+	if (n > 0 && known > bs) {
 		n = present(map, pos, bs);
 		if (n < 0)
 			return (int)n;
+		known = bs;
 	}
 	if (n == 0) {
 		/* No page in [pos, pos + known): how far none goes. */
@@ -198,6 +206,7 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
 		*end = pos + run;
 		map->absent_from = pos;
 		map->absent_to = pos + run;
+		map->runs_short = run < win;
 		return 1;
 	}
 	/* pos's block has its page; read up to the first block without. */
@@ -205,6 +214,7 @@ int sm_pagecache_extent(struct sparse_map *map, int64_t pos, int64_t hi, int64_t
 	if (run < 0)
 		return (int)run;
 	*end = pos + run;
+	map->runs_short = run < len;
 	return 0;
 }
 

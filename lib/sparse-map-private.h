@@ -148,6 +148,7 @@ struct sparse_map {
 	int64_t present_to;	/* ramfs: [.., present_to) was seen to have every page */
 	int64_t absent_from;	/* ramfs: [absent_from, absent_to) was seen */
 	int64_t absent_to;	/* to have no page */
+	bool runs_short;	/* ramfs: the last run of pages or holes was short */
 	int64_t cached_from;	/* elsewhere: [cached_from, cached_to) was seen */
 	int64_t cached_to;	/* all in the page cache */
 	int64_t drop_from;	/* the chunks read in [drop_from, dropped_to) were */
