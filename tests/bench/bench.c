@@ -23,6 +23,12 @@
  *   bench scan FS FILE RUNS REPS BACKEND [zeroes]
  *                                    a reading map against cat and cp --sparse=always
  *   bench copy FS FILE REPS COPIER   COPIER against cp --sparse=auto|always
+ *   bench stub FS REPS FILE RUNS [FILE RUNS]...
+ *                                    where SEEK is the stub (ramfs, FUSE without
+ *                                    lseek): a sparse_map_lseek loop against an AUTO
+ *                                    map, against cat, and against its own cost per
+ *                                    run on the first file; what the loop reads; and
+ *                                    a copy made with the loop against cp
  *   bench files FS DIR NFILES REPS   per file: an AUTO map of a dense 8 KiB file against
  *                                    open + fstat + close, and a sparse_map_lseek loop
  *                                    over a small sparse file against an lseek loop
@@ -762,6 +768,17 @@ static void unlink_if_there(const char *path)
 		die("%s: %s", path, strerror(errno));
 }
 
+/* A copy by a tool to dest, timed, and removed again. */
+static double run_copy(char *const argv[], const char *dest)
+{
+	double d;
+
+	unlink_if_there(dest);
+	d = run_tool(argv);
+	unlink_if_there(dest);
+	return d;
+}
+
 /* The least a program can do to read a file: pread into a 1 MiB buffer,
  * ignoring the bytes.  Returns the bytes read. */
 static long long bare_read(int fd)
@@ -813,9 +830,7 @@ static void cmd_scan(const char *fs, const char *path, long long runs, int reps,
 			} else if (who == 1) {
 				d = run_tool(cat_argv);
 			} else {
-				unlink_if_there(dest);
-				d = run_tool(cp_argv);
-				unlink_if_there(dest);
+				d = run_copy(cp_argv, dest);
 			}
 			if (r >= 0)
 				t[who][r] = d;
@@ -986,6 +1001,163 @@ static void cmd_copy(const char *fs, const char *path, int reps, const char *cop
 	}
 }
 
+#ifdef SM_HAVE_SEEK
+/* Bytes this process has read with read(2) and pread(2) so far
+ * (/proc/self/io rchar), or -1 where the system does not say. */
+static long long bytes_read(void)
+{
+	char line[128];
+	long long v = -1;
+	FILE *f = fopen("/proc/self/io", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "rchar: %lld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* What a sparse copier does with sparse_map_lseek: copy each data range
+ * (pread, pwrite), then set the size.  Returns the data bytes copied. */
+static long long lseek_copy(const char *src, const char *dst)
+{
+	static unsigned char buf[1 << 20];
+	int in = open_or_die(src, O_RDONLY), out = open_or_die(dst, O_WRONLY | O_CREAT | O_TRUNC);
+	off_t size = file_size(in, src), pos = 0;
+	long long copied = 0;
+
+	while (pos < size) {
+		off_t data = sparse_map_lseek(in, pos, SEEK_DATA), hole;
+
+		if (data < 0 && errno == ENXIO)
+			break;
+		if (data < 0)
+			die("%s: SEEK_DATA: %s", src, strerror(errno));
+		hole = sparse_map_lseek(in, data, SEEK_HOLE);
+		if (hole < 0)
+			die("%s: SEEK_HOLE: %s", src, strerror(errno));
+		for (off_t at = data; at < hole;) {
+			size_t want = hole - at < (off_t)sizeof(buf) ? (size_t)(hole - at) : sizeof(buf);
+			ssize_t got = pread(in, buf, want, at);
+
+			if (got <= 0)
+				die("%s: read: %s", src, got < 0 ? strerror(errno) : "short");
+			pwrite_all(out, buf, (size_t)got, at, dst);
+			at += got;
+			copied += got;
+		}
+		pos = hole;
+	}
+	if (ftruncate(out, size) < 0)
+		die("%s: truncate: %s", dst, strerror(errno));
+	close(in);
+	close(out);
+	return copied;
+}
+
+/*
+ * Where the kernel's SEEK is the stub and sparse_map_lseek() finds the
+ * holes itself: per file, a loop with it against an AUTO map of the same
+ * file (per data range against per range, target 3 on ramfs, where a map
+ * reads no more than the loop), against cat (1.5),
+ * against its own cost per run on the first file (flat: 1.5), the bytes
+ * it reads against the file's size (1.1), and a copy made with it against
+ * cp --sparse=always (2).  Not on ramfs against cat and cp, which read the
+ * holes and so store them: the file would be dense from then on.
+ */
+static void cmd_stub(const char *fs, int reps, int nfiles, char **args)
+{
+	int contestants = strcmp(fs, "ramfs") == 0 ? 2 : 5;
+	double first_per_run = 0;
+	char dest[PATH_MAX];
+
+	for (int f = 0; f < nfiles; f++) {
+		const char *path = args[2 * f];
+		long long runs = parse_num(args[2 * f + 1]), read = 0, ranges = 0;
+		char *cat_argv[] = { "cat", (char *)path, NULL };
+		char *cp_argv[] = { "cp", "--sparse=always", (char *)path, dest, NULL };
+		double t[5][MAX_REPS], rmap[MAX_REPS], rcat[MAX_REPS], rcp[MAX_REPS], per_run;
+		char file[64], mine[96], base[128], n[32], a[32], b[32];
+		struct count lc = { 0, 0, 0 };
+		int fd = open_or_die(path, O_RDONLY);
+		off_t size = file_size(fd, path);
+
+		snprintf(dest, sizeof(dest), "%s.copy", path);
+		for (int r = -1; r < reps; r++) {
+			for (int turn = 0; turn < contestants; turn++) {
+				int who = (turn + (r < 0 ? 0 : r)) % contestants;
+				long long before = bytes_read();
+				double t0 = now(), d;
+
+				if (who == 0) {
+					lc = seek_loop(fd, size, sparse_map_lseek);
+					d = now() - t0;
+					read = bytes_read() - before;
+				} else if (who == 1) {
+					ranges = lib_map(fd, SPARSE_MAP_BACKEND_AUTO, 0).ranges;
+					d = now() - t0;
+				} else if (who == 2) {
+					d = run_tool(cat_argv);
+				} else if (who == 3) {
+					unlink_if_there(dest);
+					if (lseek_copy(path, dest) != lc.data_bytes && r >= 0)
+						die("%s: the copy with sparse_map_lseek copied other bytes", path);
+					d = now() - t0;
+					if (r < 0 && !same_file(path, dest))
+						die("%s: the copy with sparse_map_lseek differs", dest);
+					unlink_if_there(dest);
+				} else {
+					d = run_copy(cp_argv, dest);
+				}
+				if (r >= 0)
+					t[who][r] = d;
+			}
+			if (r >= 0)
+				rmap[r] = (t[0][r] / (double)lc.data_ranges) / (t[1][r] / (double)ranges);
+			if (r >= 0 && contestants == 5) {
+				rcat[r] = t[0][r] / t[2][r];
+				rcp[r] = t[3][r] / t[4][r];
+			}
+		}
+		close(fd);
+		if (lc.data_ranges != runs)
+			die("%s: the sparse_map_lseek loop found %lld data ranges; the file has %lld runs",
+			    path, lc.data_ranges, runs);
+		per_run = median(t[0], reps) / (double)runs;
+		snprintf(file, sizeof(file), "%s runs", grouped(runs, n, sizeof(n)));
+		snprintf(mine, sizeof(mine), "%.0f ns/data range", per_run * 1e9);
+		snprintf(base, sizeof(base), "%.0f ns/range (map, auto)", median(t[1], reps) / (double)ranges * 1e9);
+		row(fs, "sparse_map_lseek loop", file, mine, base, median(rmap, reps),
+		    contestants < 5 ? 3.0 : -1, false, NULL);
+		if (f == 0) {
+			first_per_run = per_run;
+		} else {
+			snprintf(base, sizeof(base), "%.0f ns/data range (the same loop, %s runs)",
+				 first_per_run * 1e9, args[1]);
+			row(fs, "sparse_map_lseek loop, per run", file, mine, base,
+			    per_run / first_per_run, 1.5, false, NULL);
+		}
+		if (read >= 0) {
+			snprintf(mine, sizeof(mine), "%s read", human_size(read, a, sizeof(a)));
+			snprintf(base, sizeof(base), "%s (the file's size)", human_size(size, b, sizeof(b)));
+			row(fs, "sparse_map_lseek loop, bytes read", file, mine, base,
+			    (double)read / (double)size, 1.1, false, NULL);
+		}
+		if (contestants < 5)
+			continue;
+		snprintf(mine, sizeof(mine), "%s", seconds(median(t[0], reps), a, sizeof(a)));
+		snprintf(base, sizeof(base), "%s (cat > /dev/null, %s)", seconds(median(t[2], reps), b, sizeof(b)),
+			 human_size(size, n, sizeof(n)));
+		row(fs, "sparse_map_lseek loop", file, mine, base, median(rcat, reps), 1.5, false, NULL);
+		snprintf(mine, sizeof(mine), "%s", seconds(median(t[3], reps), a, sizeof(a)));
+		snprintf(base, sizeof(base), "%s (cp --sparse=always)", seconds(median(t[4], reps), b, sizeof(b)));
+		row(fs, "copy with a sparse_map_lseek loop", file, mine, base, median(rcp, reps), 2.0,
+		    false, NULL);
+	}
+}
+#endif
+
 /* A "Key:  123 kB" line of /proc/self/status, or -1. */
 static long long status_kib(const char *key)
 {
@@ -1131,6 +1303,10 @@ int main(int argc, char **argv)
 			 argc == 8 && strcmp(argv[7], "zeroes") == 0);
 	else if (strcmp(cmd, "copy") == 0 && argc == 6)
 		cmd_copy(argv[2], argv[3], parse_reps(argv[4]), argv[5]);
+#ifdef SM_HAVE_SEEK
+	else if (strcmp(cmd, "stub") == 0 && argc >= 6 && argc % 2 == 0)
+		cmd_stub(argv[2], parse_reps(argv[3]), (argc - 4) / 2, argv + 4);
+#endif
 	else if (strcmp(cmd, "files") == 0 && argc == 6)
 		cmd_files(argv[2], argv[3], parse_num(argv[4]), parse_reps(argv[5]));
 	else if (strcmp(cmd, "memory") == 0 && argc == 7)

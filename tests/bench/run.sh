@@ -4,7 +4,7 @@
 # system, has tests/bench/bench measure them, and prints one Markdown table
 # (also kept in $top_builddir/tests/bench/last-run.md).
 #
-#   run.sh [--small] [--fs "ext4 xfs btrfs tmpfs ramfs"]
+#   run.sh [--small] [--fs "ext4 xfs btrfs tmpfs ramfs fuse"]
 #
 # As root every file system is a fresh mount of its own (tests/mounts.sh);
 # otherwise everything happens in the build directory.  --small is the
@@ -22,18 +22,19 @@ export top_srcdir top_builddir
 . "$top_srcdir/tests/mounts.sh"
 
 small=0
-fs_list="ext4 xfs btrfs tmpfs ramfs"
+fs_list="ext4 xfs btrfs tmpfs ramfs fuse"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--small) small=1 ;;
 	--fs) fs_list=$2; shift ;;
-	*) echo "usage: $0 [--small] [--fs \"ext4 xfs btrfs tmpfs ramfs\"]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--small] [--fs \"ext4 xfs btrfs tmpfs ramfs fuse\"]" >&2; exit 2 ;;
 	esac
 	shift
 done
 
 bench=$top_builddir/tests/bench/bench
 copier=$top_builddir/examples/sparse-cp
+fuse_fs=$top_builddir/tests/matrix/fuse-nolseek
 out=$top_builddir/tests/bench/last-run.md
 # With a shared library libtool builds the real program under .libs/ behind
 # a wrapper script, whose start-up (a shell) would be timed with each copy.
@@ -49,6 +50,7 @@ if [ "$small" = 1 ]; then
 	scan_size=64M scan_data=2M scan_reps=3
 	copy_size=256M copy_data=4M copy_reps=1
 	small_files=2000 small_reps=5
+	stub_runs=(1000 5000) stub_reps=3
 	image_size=${SM_IMAGE_SIZE:-2G}
 else
 	frag_runs=(100000 1000000)
@@ -56,6 +58,7 @@ else
 	scan_size=2G scan_data=64M scan_reps=7
 	copy_size=16G copy_data=256M copy_reps=3
 	small_files=20000 small_reps=9
+	stub_runs=(1000 20000 100000) stub_reps=3
 	image_size=${SM_IMAGE_SIZE:-12G}
 fi
 export SM_IMAGE_SIZE=$image_size
@@ -110,6 +113,25 @@ copy_rows() {
 	rm -f "$dir/sparse-big"
 }
 
+# Where SEEK is the stub (ramfs, FUSE without lseek): sparse_map_lseek
+# loops over fragmented files of several sizes, in one run of bench so that
+# the cost per run of each is compared with the first's.
+stub_rows() {
+	local fs=$1 dir=$2 n args=()
+	for n in "${stub_runs[@]}"; do
+		say "$fs: writing $n runs of 4 KiB, one every 64 KiB"
+		"$bench" mkfrag "$dir/stub-$n" "$n"
+		args+=("$dir/stub-$n" "$n")
+	done
+	# What a loop read is kept for its next call only from a file whose
+	# ctime is two seconds old (lib/lseek.c): as a file is that is not
+	# being written.
+	sleep 2
+	say "$fs: sparse_map_lseek loops, $stub_reps times"
+	"$bench" stub "$fs" "$stub_reps" "${args[@]}"
+	rm -f "$dir"/stub-*
+}
+
 scan_rows() {
 	local fs=$1 dir=$2
 	say "$fs: SCAN of a $scan_size sparse file with $scan_data of data"
@@ -145,6 +167,19 @@ run_all() {
 	fi
 	sm_mounts_init
 	for fs in $fs_list; do
+		if [ "$fs" = fuse ]; then
+			# The pass-through of tests/matrix without an lseek
+			# handler, over tmpfs: the kernel answers SEEK with the stub.
+			if [ ! -x "$fuse_fs" ] || [ ! -c /dev/fuse ]; then
+				"$bench" note fuse-nolseek "not run: no $fuse_fs or no /dev/fuse"
+			elif ! sm_mount tmpfs bench-fuse-back 2>"$SM_MOUNT_ROOT/err" ||
+			     ! sm_mount_fuse "$fuse_fs" "$SM_DIR" bench-fuse >/dev/null 2>>"$SM_MOUNT_ROOT/err"; then
+				"$bench" note fuse-nolseek "not run: cannot mount ($(tr '\n' ' ' <"$SM_MOUNT_ROOT/err"))"
+			else
+				stub_rows fuse-nolseek "$SM_DIR"
+			fi
+			continue
+		fi
 		if ! sm_mount "$fs" "bench-$fs" 2>"$SM_MOUNT_ROOT/err"; then
 			"$bench" note "$fs" "not run: cannot mount ($(tr '\n' ' ' <"$SM_MOUNT_ROOT/err"))"
 			continue
@@ -153,6 +188,7 @@ run_all() {
 		case $fs in
 		ramfs)
 			"$bench" note "$fs" "map: not run: ramfs reports no holes (SEEK is the all-data stub, no FIEMAP)"
+			stub_rows "$fs" "$dir"
 			scan_rows "$fs" "$dir"
 			;;
 		tmpfs)
