@@ -16,6 +16,8 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,7 +59,8 @@ static SM_THREAD_LOCAL struct {
 	int fd;
 	struct stat st;		/* what fstat said when the map opened */
 	int64_t began;		/* when the last call began, ns since the epoch */
-} walk = { NULL, -1, { 0 }, 0 };
+	char env[32];		/* SPARSE_MAP_BACKEND then, which chose the backend */
+} walk = { NULL, -1, { 0 }, 0, "" };
 
 /* Where the system has SEEK_DATA and SEEK_HOLE (not Windows, where every
  * call walks a fresh map). */
@@ -91,6 +94,25 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	       ns_of(SM_MTIME(a)) == ns_of(SM_MTIME(b)) && ns_of(SM_CTIME(a)) == ns_of(SM_CTIME(b));
 }
 #endif
+
+/* Whether SPARSE_MAP_BACKEND is what it was when the map opened (a
+ * program may set it between calls, as tests/matrix does): else the map
+ * may not be the one a fresh call would walk.  With env NULL, records it;
+ * false where it is too long to record. */
+static bool env_same(char *env)
+{
+	const char *v = getenv("SPARSE_MAP_BACKEND");
+
+	if (!v)
+		v = "";
+	if (strlen(v) >= sizeof(walk.env))
+		return false;
+	if (env) {
+		strcpy(env, v);
+		return true;
+	}
+	return strcmp(v, walk.env) == 0;
+}
 
 static void walk_close(void)
 {
@@ -137,7 +159,8 @@ static int64_t walk_kept(int fd, int64_t offset, enum sparse_map_kind want)
 
 	if (!map)
 		return SM_ASK_AGAIN;
-	if (walk.fd != fd || sm_sys_fstat(fd, &st) < 0 || !same_file(&st, &walk.st)) {
+	if (walk.fd != fd || !env_same(NULL) || sm_sys_fstat(fd, &st) < 0 ||
+	    !same_file(&st, &walk.st)) {
 		walk_close();
 		return SM_ASK_AGAIN;
 	}
@@ -198,7 +221,7 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *ope
 	map->read_len = map->blksize;
 	result = walk_map(map, offset, want);
 	if (map->backend != &sm_backend_scan || map->is_blockdev || !S_ISREG(st.st_mode) ||
-	    (result < 0 && result != -ENXIO)) {
+	    (result < 0 && result != -ENXIO) || !env_same(walk.env)) {
 		sparse_map_close(map);	/* puts the offset back; the caller's lseek moves it */
 		return result;
 	}
