@@ -217,6 +217,7 @@ run_all() {
 # went to the end.
 exec 3>&1
 exec > >(tee "$out.tmp")
+tee_pid=$!
 printf '# libsparse-map benchmark\n\n'
 # shellcheck disable=SC2016 # the backquotes are Markdown
 printf 'Command: `make bench%s`; %s; kernel %s; %s CPUs (%s); %s.\n\n' \
@@ -226,5 +227,6 @@ printf 'Command: `make bench%s`; %s; kernel %s; %s CPUs (%s); %s.\n\n' \
 	"$(cp --version | head -n 1)"
 run_all
 exec >&3 3>&-
-wait "$!"
+# (Not $!: the FUSE daemon, started since, is the last background job.)
+wait "$tee_pid"
 mv "$out.tmp" "$out"
