@@ -19,7 +19,8 @@
  *    read is dropped again after (POSIX_FADV_DONTNEED), so a scan of a
  *    file larger than memory does not push the caller's cache out.
  *    Chunks that were cached whole stay cached, unless our own readahead
- *    cached them: what follows a dropped chunk is dropped too.
+ *    cached them: what follows a dropped chunk is dropped too.  Not for
+ *    sparse_map_lseek()'s walks, whose caller reads the data found next.
  */
 #include "config.h"
 

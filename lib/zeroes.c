@@ -17,7 +17,8 @@
 #include "sparse-map-private.h"
 
 /* Large enough to amortise the system call, small enough to stay in cache
- * while the zero test runs over what pread just copied. */
+ * while the zero test runs over what pread just copied.  (Reads for
+ * sparse_map_lseek() start at one block and grow to it: map->read_len.) */
 #define SM_READ_CHUNK (256 * 1024)
 
 #if defined(__GNUC__)
