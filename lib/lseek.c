@@ -15,6 +15,9 @@
 #include "config.h"
 
 #include <errno.h>
+#ifdef SM_HAVE_SEEK
+#include <pthread.h>
+#endif
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,8 +100,8 @@ static bool same_file(const struct stat *a, const struct stat *b)
 
 /* Whether SPARSE_MAP_BACKEND is what it was when the map opened (a
  * program may set it between calls, as tests/matrix does): else the map
- * may not be the one a fresh call would walk.  With env NULL, records it;
- * false where it is too long to record. */
+ * may not be the one a fresh call would walk.  With env not NULL, records
+ * it there; false where it is too long to record. */
 static bool env_same(char *env)
 {
 	const char *v = getenv("SPARSE_MAP_BACKEND");
@@ -114,11 +117,67 @@ static bool env_same(char *env)
 	return strcmp(v, walk.env) == 0;
 }
 
+/*
+ * A thread that ends in the middle of a loop (an error, a file it gave up
+ * on) leaves its kept map to a thread-specific key, whose destructor closes
+ * it: threads that come and go leave nothing behind.  A map is kept only
+ * where the key holds it.  The key is deleted when the library is unloaded,
+ * so that no thread ending later calls into code that is gone.
+ */
+#ifdef SM_HAVE_SEEK
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+static pthread_key_t kept_key;
+static bool kept_key_made;
+
+static void kept_map_free(void *map)
+{
+	/* The fd may be another file's by now: leave its offset alone. */
+	((struct sparse_map *)map)->offset_moved = false;
+	sparse_map_close(map);
+}
+
+static void kept_key_make(void)
+{
+	kept_key_made = pthread_key_create(&kept_key, kept_map_free) == 0;
+}
+
+__attribute__((destructor)) static void kept_key_delete(void)
+{
+	if (kept_key_made)
+		(void)pthread_key_delete(kept_key);
+}
+
+/* Whether this thread may keep map: the key holds it from now on. */
+static bool keep_map(struct sparse_map *map)
+{
+	return pthread_once(&kept_once, kept_key_make) == 0 && kept_key_made &&
+	       pthread_setspecific(kept_key, map) == 0;
+}
+#endif
+
 static void walk_close(void)
 {
-	sparse_map_close(walk.map);
+#ifdef SM_HAVE_SEEK
+	if (walk.map) {
+		(void)pthread_setspecific(kept_key, NULL);
+		kept_map_free(walk.map);
+	}
+#endif
 	walk.map = NULL;
 	walk.fd = -1;
+}
+
+/* A map that stays open between calls puts the offset back after each
+ * walk, not at close, by when fd may be another file's: 0, or -errno. */
+static int put_offset_back(struct sparse_map *map)
+{
+	int64_t back;
+
+	if (!map->offset_moved)
+		return 0;
+	map->offset_moved = false;
+	back = sm_sys_lseek(map->fd, map->saved_offset, SEEK_SET);
+	return back < 0 ? (int)back : 0;
 }
 
 /* From offset to the first piece of the kind asked for: the answer, or -errno. */
@@ -178,7 +237,7 @@ static int64_t walk_kept(int fd, int64_t offset, enum sparse_map_kind want)
 	if (!keep)
 		sm_readbuf_reset(map);
 	r = walk_map(map, offset, want);
-	if (r < 0 && r != -ENXIO) {
+	if (put_offset_back(map) < 0 || (r < 0 && r != -ENXIO)) {
 		/* A fresh map, and the kernel, have their say again. */
 		walk_close();
 		return SM_ASK_AGAIN;
@@ -225,17 +284,17 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *ope
 		sparse_map_close(map);	/* puts the offset back; the caller's lseek moves it */
 		return result;
 	}
-	/* The probe may have moved the offset: back now, not at close. */
-	if (map->offset_moved) {
-		int64_t back = sm_sys_lseek(fd, map->saved_offset, SEEK_SET);
-
-		map->offset_moved = false;
-		if (back < 0) {
-			sparse_map_close(map);
-			return back;
-		}
+	/* The probe may have moved the offset. */
+	r = put_offset_back(map);
+	if (r < 0) {
+		sparse_map_close(map);
+		return r;
 	}
 #ifdef SM_HAVE_SEEK
+	if (!keep_map(map)) {
+		sparse_map_close(map);
+		return result;
+	}
 	walk.map = map;
 	walk.fd = fd;
 	walk.st = st;

@@ -10,6 +10,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,81 @@ START_TEST(test_lseek_loop_reads_the_file_once)
 	ck_assert_msg(seen.read_bytes <= 2 * (answer - at) + 2 * run,
 		      "SEEK_DATA(%lld) = %lld read %lld bytes", (long long)at, (long long)answer,
 		      seen.read_bytes);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+/* Allocations not yet freed, counted at the seam (any thread). */
+static long live;
+
+static void *live_malloc(size_t n)
+{
+	void *p = libc_table.malloc(n);
+
+	if (p)
+		__atomic_add_fetch(&live, 1, __ATOMIC_SEQ_CST);
+	return p;
+}
+
+static int live_posix_memalign(void **p, size_t align, size_t n)
+{
+	int r = libc_table.posix_memalign(p, align, n);
+
+	if (r == 0)
+		__atomic_add_fetch(&live, 1, __ATOMIC_SEQ_CST);
+	return r;
+}
+
+static void live_free(void *p)
+{
+	if (p)
+		__atomic_sub_fetch(&live, 1, __ATOMIC_SEQ_CST);
+	libc_table.free(p);
+}
+
+/* One call of a loop, which keeps its map, then the thread ends. */
+static void *lseek_then_exit(void *arg)
+{
+	int fd = *(int *)arg;
+	long *kept = malloc(sizeof(*kept));
+
+	if (sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_HOLE) < 0)
+		*kept = -1;
+	else
+		*kept = __atomic_load_n(&live, __ATOMIC_SEQ_CST);
+	return kept;
+}
+
+/* A thread that ends in the middle of a SEEK_DATA/SEEK_HOLE loop leaves
+ * nothing allocated: the map its loop kept is freed as the thread ends,
+ * so a program whose threads come and go holds one map per live thread
+ * at most. */
+START_TEST(test_lseek_thread_exit_frees_the_kept_map)
+{
+	int fd = make_runs(8);
+
+	setenv("SPARSE_MAP_BACKEND", "scan", 1);
+	live = 0;
+	sm_sys_table = (struct sm_sys_table){
+		.malloc = live_malloc, .posix_memalign = live_posix_memalign, .free = live_free,
+	};
+	for (int i = 0; i < 8; i++) {
+		pthread_t t;
+		void *ret;
+		long kept;
+
+		ck_assert_int_eq(pthread_create(&t, NULL, lseek_then_exit, &fd), 0);
+		ck_assert_int_eq(pthread_join(t, &ret), 0);
+		kept = *(long *)ret;
+		free(ret);
+		ck_assert_msg(kept > 0, "thread %d: the loop's first call kept no map (%ld)", i,
+			      kept);
+		ck_assert_msg(live == 0, "thread %d ended with %ld allocations of the library's left",
+			      i, live);
+	}
+	sm_sys_table = libc_table;
+	unsetenv("SPARSE_MAP_BACKEND");
 	close(fd);
 	unlink(path);
 }
@@ -1410,6 +1486,7 @@ int main(void)
 #ifdef SM_HAVE_SEEK
 	tcase_add_test(tc, test_lseek_costs_one_call);
 	tcase_add_test(tc, test_lseek_loop_reads_the_file_once);
+	tcase_add_test(tc, test_lseek_thread_exit_frees_the_kept_map);
 #endif
 	tcase_add_test(tc, test_memory_does_not_grow_with_the_file);
 	tcase_add_test(tc, test_every_allocation_failure_is_enomem);
