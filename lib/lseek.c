@@ -28,6 +28,7 @@
 #include "sparse-map-private.h"
 
 #define SM_ASK_AGAIN (-1)	/* not an errno: the kernel's answer is not final */
+#define SM_MAX_READ (1 << 30)	/* above any read buffer (zeroes.c caps reads) */
 
 /*
  * The map that this thread's SEEK_DATA/SEEK_HOLE loop walks, kept open
@@ -40,15 +41,21 @@
  * to the nanosecond.  Anything else (a write, truncate, punch, another
  * file behind the fd) opens a fresh map, and so does a walk that fails.
  *
- * The map's answers are worked out afresh each call (the page cache asked
- * again on ramfs), except that the bytes the last calls read are kept,
- * and trusted, only where a change since could not have left the
- * timestamps as they were: a file system's clock may tick coarsely
- * (ramfs: a jiffy; FAT: two seconds), so two writes within one tick
- * leave the same ctime.  The bytes read during a call that began at T are
- * trusted later only if the ctime seen then was before T - SM_TICK: a
- * write after T stamps a ctime of T - SM_TICK or later, which differs.
- * (Git's "racily clean" index entries, the same problem.)
+ * What a call takes from the calls before it is only what cannot turn a
+ * byte of data into a hole: the probe's choice, the blocks read as data
+ * (calling bytes data is never wrong), and on ramfs the blocks seen
+ * without a page, which a write could fill only by adding a page, and so
+ * changing st_blocks.  Blocks read as zeroes are read again: a write may
+ * fill them and leave every field of fstat as it was (Linux stamps the
+ * times when a write begins, before it copies anything, so one that
+ * stalls faulting in its buffer lands later unstamped; a write through a
+ * shared mapping to a page already written that way stamps nothing).
+ * Blocks seen without a page are believed only where the file's ctime was
+ * older than the call that saw them by a tick of the coarsest clock: two
+ * changes within one tick of a coarse clock (ramfs: a jiffy; FAT: two
+ * seconds) leave the same ctime, and a truncation and a write within it
+ * could leave st_blocks as it was too.  (Git's "racily clean" index
+ * entries, the same problem.)
  *
  * One map a thread, closed when a call reaches the end of the file (no
  * data left, or the hole at EOF), where loops end, or when a call asks
@@ -62,8 +69,9 @@ static SM_THREAD_LOCAL struct {
 	int fd;
 	struct stat st;		/* what fstat said when the map opened */
 	int64_t began;		/* when the last call began, ns since the epoch */
+	int64_t gap;		/* the last SEEK_DATA's way to data, and a block; 0: none */
 	char env[32];		/* SPARSE_MAP_BACKEND then, which chose the backend */
-} walk = { NULL, -1, { 0 }, 0, "" };
+} walk = { NULL, -1, { 0 }, 0, 0, "" };
 
 /* Where the system has SEEK_DATA and SEEK_HOLE (not Windows, where every
  * call walks a fresh map). */
@@ -136,9 +144,18 @@ static void kept_map_free(void *map)
 	sparse_map_close(map);
 }
 
+/* The thread ends: a destructor of another key that runs after this one
+ * may still call sparse_map_lseek(), which must not find the map. */
+static void kept_map_thread_end(void *map)
+{
+	walk.map = NULL;
+	walk.fd = -1;
+	kept_map_free(map);
+}
+
 static void kept_key_make(void)
 {
-	kept_key_made = pthread_key_create(&kept_key, kept_map_free) == 0;
+	kept_key_made = pthread_key_create(&kept_key, kept_map_thread_end) == 0;
 }
 
 __attribute__((destructor)) static void kept_key_delete(void)
@@ -198,10 +215,35 @@ static int64_t walk_map(struct sparse_map *map, int64_t offset, enum sparse_map_
 	return r;
 }
 
-/* After a walk with the kept map: close it where the loop has ended. */
-static int64_t walk_done(int64_t r, enum sparse_map_kind want)
+/*
+ * How much a call's first read asks for.  Each call reads the zeroes it
+ * calls a hole itself, and a read that runs on past the data it finds
+ * reads zeroes the next call reads again; a read that stops short costs
+ * another read, which on FUSE or NFS is a round trip.  So SEEK_DATA's
+ * first read is as long as the last SEEK_DATA's way to its data and one
+ * block (a file written in a pattern has holes alike); it doubles from
+ * there.  SEEK_HOLE's first is one block: the data it walks over was
+ * mostly read, and kept, by the SEEK_DATA before it.
+ */
+static int64_t first_read(const struct sparse_map *map, enum sparse_map_kind want)
 {
-	if (walk.map && (r == -ENXIO || (want == SPARSE_MAP_HOLE && r == walk.map->size)))
+	return want == SPARSE_MAP_DATA && walk.gap > 0 ? walk.gap : map->blksize;
+}
+
+/* After a walk with the kept map: note SEEK_DATA's way to the data, and
+ * close the map where the loop has ended. */
+static int64_t walk_done(int64_t offset, int64_t r, enum sparse_map_kind want)
+{
+	if (!walk.map)
+		return r;
+	if (want == SPARSE_MAP_DATA && r >= offset) {
+		int64_t bs = walk.map->blksize, from = offset - offset % bs;
+
+		/* Whole blocks (a read that ends inside one is read again),
+		 * and no more than a read ever asks for. */
+		walk.gap = r - from < SM_MAX_READ ? (r - from) / bs * bs + bs : SM_MAX_READ;
+	}
+	if (r == -ENXIO || (want == SPARSE_MAP_HOLE && r == walk.map->size))
 		walk_close();
 	return r;
 }
@@ -229,20 +271,24 @@ static int64_t walk_kept(int fd, int64_t offset, enum sparse_map_kind want)
 	map->pos = offset;
 	map->refine.active = false;
 	map->lookahead.full = false;
-	if (!keep || !map->buf.valid || offset < map->buf.off ||
-	    offset > map->buf.off + (int64_t)map->buf.len) {
-		/* Not where the last walk stopped: reads start small again. */
-		map->read_len = map->blksize;
-	}
+	map->read_len = first_read(map, want);
+	/* Blocks once read as data stay data; zeroes are read again. */
+	sm_readbuf_keep_data(map, offset);
+	/* ramfs: pages seen a moment ago are asked about again (what was
+	 * seen lay after the last offset, not necessarily after this one);
+	 * blocks seen without a page are believed while st_blocks is as it
+	 * was, which a page added since would have changed, and only where
+	 * the clock rule above holds. */
+	map->present_to = 0;
 	if (!keep)
-		sm_readbuf_reset(map);
+		map->absent_from = map->absent_to = 0;
 	r = walk_map(map, offset, want);
 	if (put_offset_back(map) < 0 || (r < 0 && r != -ENXIO)) {
 		/* A fresh map, and the kernel, have their say again. */
 		walk_close();
 		return SM_ASK_AGAIN;
 	}
-	return walk_done(r, want);
+	return walk_done(offset, r, want);
 #else
 	(void)fd; (void)offset; (void)want;
 	return SM_ASK_AGAIN;
@@ -299,7 +345,8 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *ope
 	walk.fd = fd;
 	walk.st = st;
 	walk.began = began;
-	return walk_done(result, want);
+	walk.gap = 0;
+	return walk_done(offset, result, want);
 #else
 	sparse_map_close(map);
 	return result;

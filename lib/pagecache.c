@@ -19,8 +19,9 @@
  *    read is dropped again after (POSIX_FADV_DONTNEED), so a scan of a
  *    file larger than memory does not push the caller's cache out.
  *    Chunks that were cached whole stay cached, unless our own readahead
- *    cached them: what follows a dropped chunk is dropped too.  Not for
- *    sparse_map_lseek()'s walks, whose caller reads the data found next.
+ *    cached them: what follows a dropped chunk is dropped too.  A walk of
+ *    sparse_map_lseek() drops only chunks that read as all zeroes: its
+ *    caller reads next the data it found, and never the holes.
  */
 #include "config.h"
 
@@ -232,9 +233,7 @@ bool sm_pagecache_droppable(struct sparse_map *map, int64_t off, int64_t len)
 	int64_t win = map->size - off < SM_PRESENT_WINDOW ? map->size - off : SM_PRESENT_WINDOW;
 	int64_t n;
 
-	/* sparse_map_lseek()'s caller reads next what the walk read (the
-	 * data it found), and its next call walks on from there. */
-	if (map->pages_are_storage || map->no_cachestat || map->for_lseek || page <= 0)
+	if (map->pages_are_storage || map->no_cachestat || page <= 0)
 		return false;
 	if (off == map->dropped_to && off > 0)
 		return true;

@@ -206,6 +206,12 @@ int sm_seek_piece(struct sparse_map *map, int64_t *data_at, int64_t pos, struct 
 int sm_zero_run(struct sparse_map *map, int64_t pos, int64_t lo, int64_t hi,
 		bool *zero, int64_t *run_end);
 void sm_readbuf_reset(struct sparse_map *map);
+/* sparse_map_lseek()'s next call on a kept map (lseek.c): of what the last
+ * calls read, keep only the blocks from `from` on that held data, up to the
+ * first that read as zeroes.  Bytes once read as data may be called data
+ * later whatever happened since; zeroes must be read again, since a write
+ * may have filled them without any change fstat could show. */
+void sm_readbuf_keep_data(struct sparse_map *map, int64_t from);
 /* pagecache.c */
 bool sm_pagecache_is_ramfs(struct sparse_map *map);
 int sm_pagecache_check(struct sparse_map *map);

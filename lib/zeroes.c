@@ -69,6 +69,31 @@ void sm_readbuf_reset(struct sparse_map *map)
 	map->absent_from = map->absent_to = 0;
 }
 
+void sm_readbuf_keep_data(struct sparse_map *map, int64_t from)
+{
+	struct sm_readbuf *b = &map->buf;
+	int64_t bs = map->blksize, end, block;
+
+	if (!b->valid || from < b->off || from >= b->off + (int64_t)b->len) {
+		b->valid = false;
+		return;
+	}
+	end = b->off + (int64_t)b->len;
+	for (block = from - (from - b->off) % bs; block < end; block += bs) {
+		int64_t to = end - block > bs ? block + bs : end;
+
+		if (all_zero(b->data + (block - b->off), (size_t)(to - block)))
+			break;
+	}
+	if (block < end) {
+		/* What lies past the first zero block is read again; so is
+		 * what the read did not return, which the next read decides. */
+		b->len = (size_t)(block - b->off);
+		b->asked = b->len;
+		b->valid = b->len > 0;
+	}
+}
+
 void sm_readbuf_free(struct sparse_map *map)
 {
 	sm_sys_free(map->buf.data);
@@ -129,7 +154,9 @@ static int readbuf_load(struct sparse_map *map, int64_t off, int64_t hi)
 	got = sm_sys_pread(map->fd, map->buf.data, (size_t)want, off);
 	if (got < 0)
 		return (int)got;
-	if (drop)
+	/* A sparse_map_lseek() walk keeps what holds data cached: its
+	 * caller reads that next. */
+	if (drop && (!map->for_lseek || all_zero(map->buf.data, (size_t)got)))
 		sm_pagecache_drop(map, off, want);
 	map->buf.off = off;
 	map->buf.len = (size_t)got;

@@ -120,14 +120,16 @@ END_TEST
  * SPARSE_MAP_BACKEND; on ramfs, FUSE without lseek, NFSv3, AUTO), a loop's
  * calls share one map and what it read: a change of the file between two
  * calls must give the answer a fresh map gives, also where the walk had
- * read the bytes changed (test-mounts.c runs it on ramfs too). */
+ * read the bytes changed.  Not after the two seconds that let a kept map
+ * believe the holes it saw without a page: only ramfs has those, and
+ * test-mounts.c runs it there both ways. */
 START_TEST(test_lseek_loop_sees_every_change)
 {
 	int fd = th_create(NULL, path, sizeof(path));
 	const char *bad;
 
 	setenv("SPARSE_MAP_BACKEND", "scan", 1);
-	bad = th_lseek_after_changes(fd, SPARSE_MAP_BACKEND_SCAN, th_blksize(fd), _i == 1);
+	bad = th_lseek_after_changes(fd, SPARSE_MAP_BACKEND_SCAN, th_blksize(fd), false);
 	ck_assert_msg(!bad, "%s", bad ? bad : "");
 	/* The environment changes, the file does not: the next call walks
 	 * what it names now (the file's written zeroes are data to AUTO). */
@@ -221,7 +223,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_lseek_at_every_boundary, 0, (int)th_nlayouts);
 	tcase_add_loop_test(tc, test_lseek_loop_matches_the_map, 0, (int)th_nlayouts);
-	tcase_add_loop_test(tc, test_lseek_loop_sees_every_change, 0, 2);
+	tcase_add_test(tc, test_lseek_loop_sees_every_change);
 	tcase_add_test(tc, test_lseek_passes_other_whence_through);
 	tcase_add_test(tc, test_lseek_passes_open_errors);
 	tcase_add_test(tc, test_seek_constants_match_platform);

@@ -16,6 +16,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/loop.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -337,6 +340,162 @@ START_TEST(test_ramfs_lseek_loop_sees_every_change)
 	fd = th_create(ramfs, p, sizeof(p));
 	bad = th_lseek_after_changes(fd, SPARSE_MAP_BACKEND_AUTO, th_blksize(fd), _i == 1);
 	ck_assert_msg(!bad, "%s", bad ? bad : "");
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* A loop's kept map on ramfs, asked about an earlier offset after a later
+ * one, reads no hole there (reading a ramfs hole stores a page): what the
+ * page cache said about the later offset says nothing of the earlier.
+ * After two seconds, when the kept map believes most. */
+START_TEST(test_ramfs_lseek_back_stores_nothing)
+{
+	char p[4096];
+	int fd;
+	int64_t blocks;
+
+	ck_assert(ramfs_ok);
+	if (page_answers_are_not_the_kernels())
+		return;
+	fd = th_create(ramfs, p, sizeof(p));
+	th_fill(fd, 64 * 1024, 8 << 20);	/* past the 4 MiB page-count window */
+	blocks = blocks_of(fd);
+	usleep(2100 * 1000);
+	ck_assert_int_eq(sparse_map_lseek(fd, 64 * 1024, SPARSE_MAP_SEEK_DATA), 64 * 1024);
+	ck_assert_int_eq(sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_DATA), 64 * 1024);
+	ck_assert_msg(blocks_of(fd) == blocks, "SEEK_DATA(0) after SEEK_DATA(64 KiB) stored %lld "
+		      "blocks", (long long)(blocks_of(fd) - blocks));
+	ck_assert_int_eq(sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_HOLE), 0);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* A write that stalls between stamping the file's times and copying its
+ * bytes: its source page is missing, and a userfaultfd handler supplies
+ * it only when told to. */
+struct stalled_write {
+	int fd, uffd;
+	unsigned char *src;
+	int faulted, release;	/* set by the handler, by the test */
+	ssize_t wrote;
+};
+
+static void *stalled_write_handler(void *arg)
+{
+	struct stalled_write *w = arg;
+	struct uffd_msg msg;
+	struct pollfd pfd = { w->uffd, POLLIN, 0 };
+	static unsigned char page[4096] __attribute__((aligned(4096)));
+	struct uffdio_copy copy;
+
+	if (poll(&pfd, 1, 20000) != 1 || read(w->uffd, &msg, sizeof(msg)) != sizeof(msg))
+		return NULL;
+	__atomic_store_n(&w->faulted, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&w->release, __ATOMIC_SEQ_CST))
+		usleep(10 * 1000);
+	memset(page, 'x', sizeof(page));
+	copy = (struct uffdio_copy){ .dst = (uintptr_t)w->src, .src = (uintptr_t)page,
+				     .len = sizeof(page) };
+	(void)ioctl(w->uffd, UFFDIO_COPY, &copy);
+	return NULL;
+}
+
+static void *stalled_write_writer(void *arg)
+{
+	struct stalled_write *w = arg;
+
+	w->wrote = pwrite(w->fd, w->src, 4096, 4096);
+	return NULL;
+}
+
+/* Zeroes a loop's call read stay zeroes to its next call only if read
+ * again: here a write stamped the times, stalled, a call read the old
+ * zeroes more than two seconds later (so the times look settled), and the
+ * write landed, leaving size, st_blocks and the times as they were.  The
+ * next call must find the data. */
+START_TEST(test_ramfs_lseek_sees_a_stalled_write)
+{
+	char p[4096];
+	struct stalled_write w = { .fd = -1 };
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+	pthread_t handler, writer;
+	int fd;
+
+	ck_assert(ramfs_ok);
+	if (page_answers_are_not_the_kernels())
+		return;
+	w.uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (w.uffd < 0 && errno == ENOSYS) {
+		fprintf(stderr, "no userfaultfd: the stalled write is not tested\n");
+		return;
+	}
+	ck_assert_msg(w.uffd >= 0 && ioctl(w.uffd, UFFDIO_API, &api) == 0, "userfaultfd: %s",
+		      strerror(errno));
+	w.src = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(w.src != MAP_FAILED);
+	reg = (struct uffdio_register){ .range = { (uintptr_t)w.src, 4096 },
+					.mode = UFFDIO_REGISTER_MODE_MISSING };
+	ck_assert_int_eq(ioctl(w.uffd, UFFDIO_REGISTER, &reg), 0);
+
+	fd = th_create(ramfs, p, sizeof(p));
+	th_fill(fd, 0, 4096);
+	th_zero_fill(fd, 4096, 4096);	/* a stored page of zeroes */
+	th_truncate(fd, 1 << 20);
+	w.fd = fd;
+	ck_assert_int_eq(pthread_create(&handler, NULL, stalled_write_handler, &w), 0);
+	ck_assert_int_eq(pthread_create(&writer, NULL, stalled_write_writer, &w), 0);
+	for (int i = 0; i < 2000 && !__atomic_load_n(&w.faulted, __ATOMIC_SEQ_CST); i++)
+		usleep(10 * 1000);
+	ck_assert_msg(w.faulted, "the write never faulted on its source");
+	usleep(2200 * 1000);
+	ck_assert_int_eq(sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_HOLE), 4096);
+	__atomic_store_n(&w.release, 1, __ATOMIC_SEQ_CST);
+	pthread_join(writer, NULL);
+	pthread_join(handler, NULL);
+	ck_assert_int_eq(w.wrote, 4096);
+	ck_assert_int_eq(sparse_map_lseek(fd, 4096, SPARSE_MAP_SEEK_DATA), 4096);
+	ck_assert_int_eq(sparse_map_lseek(fd, 4096, SPARSE_MAP_SEEK_HOLE), 8192);
+	munmap(w.src, 4096);
+	close(w.uffd);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
+/* The fact sparse_map_lseek(3) NOTES warns of: on ramfs a second write
+ * through a shared mapping to a page already written that way changes
+ * neither mtime nor ctime, so a loop's kept bytes cannot see it (the
+ * first write to a page does change them).  Fails if ramfs starts to
+ * stamp such writes, when the warning can go. */
+START_TEST(test_ramfs_mapped_rewrite_keeps_the_times)
+{
+	char p[4096];
+	struct stat a, b, c;
+	unsigned char *mem;
+	int fd;
+
+	ck_assert(ramfs_ok);
+	fd = th_create(ramfs, p, sizeof(p));
+	th_truncate(fd, 8192);
+	mem = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert(mem != MAP_FAILED);
+	ck_assert_int_eq(fstat(fd, &a), 0);
+	usleep(20 * 1000);	/* past a tick of the coarse clock */
+	mem[10] = 1;
+	ck_assert_int_eq(fstat(fd, &b), 0);
+	usleep(20 * 1000);
+	mem[20] = 1;
+	ck_assert_int_eq(fstat(fd, &c), 0);
+	munmap(mem, 8192);
+	ck_assert_msg(b.st_ctim.tv_sec != a.st_ctim.tv_sec || b.st_ctim.tv_nsec != a.st_ctim.tv_nsec,
+		      "the first write through the mapping left ctime as it was");
+	ck_assert_msg(c.st_ctim.tv_sec == b.st_ctim.tv_sec && c.st_ctim.tv_nsec == b.st_ctim.tv_nsec &&
+		      c.st_mtim.tv_sec == b.st_mtim.tv_sec && c.st_mtim.tv_nsec == b.st_mtim.tv_nsec,
+		      "a second write to the page changed the times: sparse_map_lseek(3) "
+		      "NOTES can drop its warning");
 	close(fd);
 	unlink(p);
 }
@@ -969,6 +1128,9 @@ int main(void)
 	tcase_add_loop_test(linux_tc, test_ramfs_map_stores_nothing, 0, 2 * (int)NRAMFS_RUNS);
 	tcase_add_loop_test(linux_tc, test_ramfs_lseek_stores_nothing, 0, 2);
 	tcase_add_loop_test(linux_tc, test_ramfs_lseek_loop_sees_every_change, 0, 2);
+	tcase_add_test(linux_tc, test_ramfs_mapped_rewrite_keeps_the_times);
+	tcase_add_test(linux_tc, test_ramfs_lseek_back_stores_nothing);
+	tcase_add_test(linux_tc, test_ramfs_lseek_sees_a_stalled_write);
 	tcase_add_loop_test(linux_tc, test_ramfs_other_user_gets_all_data, 0, 2);
 	tcase_add_loop_test(linux_tc, test_ramfs_every_layout, 0, (int)th_nlayouts);
 	tcase_add_test(linux_tc, test_scan_keeps_the_page_cache_as_it_was);
