@@ -123,13 +123,39 @@ stub_rows() {
 		"$bench" mkfrag "$dir/stub-$n" "$n"
 		args+=("$dir/stub-$n" "$n")
 	done
-	# What a loop read is kept for its next call only from a file whose
-	# ctime is two seconds old (lib/lseek.c): as a file is that is not
-	# being written.
+	# On ramfs a loop believes the holes an earlier call saw without a
+	# page only in a file whose ctime is two seconds old (lib/lseek.c):
+	# as a file is that is not being written.
 	sleep 2
 	say "$fs: sparse_map_lseek loops, $stub_reps times"
 	"$bench" stub "$fs" "$stub_reps" "${args[@]}"
-	rm -f "$dir"/stub-*
+	[ "${3:-}" = keep ] || rm -f "$dir"/stub-*
+}
+
+# The pass-through of tests/matrix without an lseek handler, over tmpfs:
+# the kernel answers SEEK with the stub.  With the kernel's attribute cache
+# off (attr_timeout 0, as the tests mount it: every fstat asks the daemon)
+# and at libfuse's default of 1 s.
+fuse_rows() {
+	local label=$1 timeout=$2 n
+	if [ ! -x "$fuse_fs" ] || [ ! -c /dev/fuse ]; then
+		"$bench" note "$label" "not run: no $fuse_fs or no /dev/fuse"
+		return 0
+	fi
+	if ! sm_mount tmpfs "bench-$label-back" 2>"$SM_MOUNT_ROOT/err" ||
+	   ! FP_ATTR_TIMEOUT=$timeout sm_mount_fuse "$fuse_fs" "$SM_DIR" "bench-$label" \
+		>/dev/null 2>>"$SM_MOUNT_ROOT/err"; then
+		"$bench" note "$label" "not run: cannot mount ($(tr '\n' ' ' <"$SM_MOUNT_ROOT/err"))"
+		return 0
+	fi
+	stub_rows "$label" "$SM_DIR" keep
+	if have_copier; then
+		for n in "${stub_runs[@]}"; do
+			say "$label: copying $n runs"
+			"$bench" copy "$label" "$SM_DIR/stub-$n" "$stub_reps" "$copier"
+		done
+	fi
+	rm -f "$SM_DIR"/stub-*
 }
 
 scan_rows() {
@@ -168,16 +194,8 @@ run_all() {
 	sm_mounts_init
 	for fs in $fs_list; do
 		if [ "$fs" = fuse ]; then
-			# The pass-through of tests/matrix without an lseek
-			# handler, over tmpfs: the kernel answers SEEK with the stub.
-			if [ ! -x "$fuse_fs" ] || [ ! -c /dev/fuse ]; then
-				"$bench" note fuse-nolseek "not run: no $fuse_fs or no /dev/fuse"
-			elif ! sm_mount tmpfs bench-fuse-back 2>"$SM_MOUNT_ROOT/err" ||
-			     ! sm_mount_fuse "$fuse_fs" "$SM_DIR" bench-fuse >/dev/null 2>>"$SM_MOUNT_ROOT/err"; then
-				"$bench" note fuse-nolseek "not run: cannot mount ($(tr '\n' ' ' <"$SM_MOUNT_ROOT/err"))"
-			else
-				stub_rows fuse-nolseek "$SM_DIR"
-			fi
+			fuse_rows fuse-nolseek 0
+			fuse_rows fuse-nolseek-attr1s 1
 			continue
 		fi
 		if ! sm_mount "$fs" "bench-$fs" 2>"$SM_MOUNT_ROOT/err"; then

@@ -130,6 +130,14 @@ static int fp_unlink(const char *path)
 	return unlinkat(backing, rel(path), 0) < 0 ? -errno : 0;
 }
 
+/* For copiers that give the copy the source's mode (examples/sparse-cp). */
+static int fp_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	int r = fi ? fchmod((int)fi->fh, mode) : fchmodat(backing, rel(path), mode, 0);
+
+	return r < 0 ? -errno : 0;
+}
+
 static int fp_rename(const char *from, const char *to, unsigned int flags)
 {
 	if (flags)
@@ -139,10 +147,14 @@ static int fp_rename(const char *from, const char *to, unsigned int flags)
 
 static void *fp_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
+	const char *timeout = getenv("FP_ATTR_TIMEOUT");
+
 	(void)conn;
-	/* Ask getattr with the open file, so st_blocks is the file's now. */
+	/* Ask getattr with the open file, so st_blocks is the file's now.
+	 * FP_ATTR_TIMEOUT (seconds) lets the kernel cache attributes as a
+	 * file system does by default (libfuse: 1 s), for tests/bench. */
 	cfg->nullpath_ok = 0;
-	cfg->attr_timeout = 0;
+	cfg->attr_timeout = timeout ? atof(timeout) : 0;
 	return NULL;
 }
 
@@ -160,6 +172,7 @@ const struct fuse_operations fp_pass_ops = {
 	.release = fp_release,
 	.unlink = fp_unlink,
 	.rename = fp_rename,
+	.chmod = fp_chmod,
 };
 
 int fp_main(int argc, char **argv, const struct fuse_operations *ops)
