@@ -397,6 +397,11 @@ const char *th_lseek_after_changes(int fd, enum sparse_map_backend backend, int6
 		int64_t want, got;
 		int err, got_err, r;
 
+		/* Settled, only the changes that add or remove pages: what a
+		 * kept map believes after two seconds is where ramfs had none
+		 * (changed bytes of a page are read again either way). */
+		if (settle && (i == 0 || i == 2 || i == 4))
+			continue;
 		if (settle)
 			usleep(2100 * 1000);
 		/* A loop's first calls: the walk reads from 0 to the first hole

@@ -85,8 +85,10 @@ const char *th_lseek_agrees(int fd, enum sparse_map_backend backend);
  * byte, truncate down and back up, a punched hole, growth.  NULL when each
  * time the next calls answer as a fresh map by backend does; else what
  * differs.  With settle, it first waits until the file's ctime is older
- * than the two seconds after which the library trusts bytes it read in
- * an earlier call; without, every change falls within that window. */
+ * than the two seconds after which a kept map believes the ramfs holes an
+ * earlier call saw without a page, and makes only the changes that add or
+ * remove pages (a write into a hole, truncate, growth); without, every
+ * change falls within that window. */
 const char *th_lseek_after_changes(int fd, enum sparse_map_backend backend, int64_t blk,
 				   bool settle);
 

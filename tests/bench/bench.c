@@ -997,7 +997,10 @@ static void cmd_copy(const char *fs, const char *path, int reps, const char *cop
 		snprintf(base, sizeof(base), "%s, %s stored (%s)", seconds(median(t[who], reps), b, sizeof(b)),
 			 human_size(dst_blocks[who] * 512, c, sizeof(c)), base_name[who]);
 		snprintf(note, sizeof(note), "identical; %s", kept ? "holes kept" : "**HOLES LOST**");
-		row(fs, what, file, mine, base, median(ratio[who], reps), -1, false, note);
+		/* Where SEEK is the stub (FUSE without lseek), issue 23 holds
+		 * the copier to twice what cp --sparse=always takes. */
+		row(fs, what, file, mine, base, median(ratio[who], reps),
+		    who == 2 && strncmp(fs, "fuse", 4) == 0 ? 2.0 : -1, false, note);
 	}
 }
 
