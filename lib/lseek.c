@@ -129,8 +129,12 @@ static bool env_same(char *env)
  * A thread that ends in the middle of a loop (an error, a file it gave up
  * on) leaves its kept map to a thread-specific key, whose destructor closes
  * it: threads that come and go leave nothing behind.  A map is kept only
- * where the key holds it.  The key is deleted when the library is unloaded,
- * so that no thread ending later calls into code that is gone.
+ * where the key holds it.  The library is linked never to be unloaded
+ * (-z nodelete, Makefile.am), so the destructor outlives every thread and
+ * repeated dlopen/dlclose find the same key; where the linker cannot say
+ * so, unloading deletes the key (no thread exit calls into code that is
+ * gone) and frees the unloading thread's map, and other threads' kept maps
+ * are lost with the library.
  */
 #ifdef SM_HAVE_SEEK
 static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
@@ -160,8 +164,12 @@ static void kept_key_make(void)
 
 __attribute__((destructor)) static void kept_key_delete(void)
 {
-	if (kept_key_made)
-		(void)pthread_key_delete(kept_key);
+	if (!kept_key_made)
+		return;
+	(void)pthread_key_delete(kept_key);
+	kept_key_made = false;
+	if (walk.map)
+		kept_map_thread_end(walk.map);
 }
 
 /* Whether this thread may keep map: the key holds it from now on. */
@@ -176,7 +184,8 @@ static void walk_close(void)
 {
 #ifdef SM_HAVE_SEEK
 	if (walk.map) {
-		(void)pthread_setspecific(kept_key, NULL);
+		if (kept_key_made)
+			(void)pthread_setspecific(kept_key, NULL);
 		kept_map_free(walk.map);
 	}
 #endif

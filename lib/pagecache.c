@@ -20,8 +20,9 @@
  *    file larger than memory does not push the caller's cache out.
  *    Chunks that were cached whole stay cached, unless our own readahead
  *    cached them: what follows a dropped chunk is dropped too.  A walk of
- *    sparse_map_lseek() drops only chunks that read as all zeroes: its
- *    caller reads next the data it found, and never the holes.
+ *    sparse_map_lseek() drops the chunks that read as all zeroes, cached
+ *    before or not, and keeps the rest: its caller reads next the data it
+ *    found, and never the holes.
  */
 #include "config.h"
 

@@ -150,13 +150,17 @@ static int readbuf_load(struct sparse_map *map, int64_t off, int64_t hi)
 			map->read_len *= 2;
 	}
 	map->buf.valid = false;
-	drop = sm_pagecache_droppable(map, off, want);
+	drop = !map->for_lseek && sm_pagecache_droppable(map, off, want);
 	got = sm_sys_pread(map->fd, map->buf.data, (size_t)want, off);
 	if (got < 0)
 		return (int)got;
-	/* A sparse_map_lseek() walk keeps what holds data cached: its
-	 * caller reads that next. */
-	if (drop && (!map->for_lseek || all_zero(map->buf.data, (size_t)got)))
+	/* A sparse_map_lseek() walk keeps what holds data cached, for its
+	 * caller's read, and drops what read as zeroes, which its caller
+	 * never reads, whoever cached it (where pages are not the storage). */
+	if (map->for_lseek && !map->pages_are_storage && got > 0 &&
+	    all_zero(map->buf.data, (size_t)got))
+		drop = true;
+	if (drop)
 		sm_pagecache_drop(map, off, want);
 	map->buf.off = off;
 	map->buf.len = (size_t)got;
