@@ -20,6 +20,7 @@
 #include <linux/fs.h>
 #endif
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "check-run.h"
@@ -217,6 +218,66 @@ START_TEST(test_lseek_loop_reads_the_file_once)
 	ck_assert_msg(seen.read_bytes <= 2 * (answer - at) + 2 * run,
 		      "SEEK_DATA(%lld) = %lld read %lld bytes", (long long)at, (long long)answer,
 		      seen.read_bytes);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+/* Pages of [off, off + len) of fd in the page cache, by mincore(2). */
+static int64_t resident_pages(int fd, int64_t off, int64_t len)
+{
+	static unsigned char vec[4096];
+	int64_t n = 0;
+	void *p = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, off);
+
+	ck_assert_msg(p != MAP_FAILED && len / 4096 <= (int64_t)sizeof(vec), "mmap");
+	ck_assert_int_eq(mincore(p, (size_t)len, vec), 0);
+	munmap(p, (size_t)len);
+	for (int64_t i = 0; i < len / 4096; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+/* A loop that reads the file (SCAN) leaves the data it found in the page
+ * cache, where its caller's read finds it, and drops the chunks that read
+ * as zeroes, which its caller never reads: over a file twice the data it
+ * holds, the cache ends with the data and not the holes. */
+START_TEST(test_lseek_walk_keeps_data_cached_and_drops_zeroes)
+{
+	const int64_t run = 1 << 20, runs = 4;
+	int fd = th_create(NULL, path, sizeof(path));
+	int64_t pos = 0, in_holes = 0, in_data = 0;
+
+	for (int64_t i = 0; i < runs; i++) {
+		th_fill(fd, 2 * i * run, run);
+		th_zero_fill(fd, (2 * i + 1) * run, run);	/* stored zeroes */
+	}
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	if (resident_pages(fd, 0, 2 * runs * run) > 0) {
+		fprintf(stderr, "the page cache keeps this file: the walk's drops are not tested\n");
+		close(fd);
+		unlink(path);
+		return;
+	}
+	setenv("SPARSE_MAP_BACKEND", "scan", 1);
+	while (pos < 2 * runs * run) {
+		int64_t data = sparse_map_lseek(fd, pos, SPARSE_MAP_SEEK_DATA);
+
+		if (data < 0)
+			break;
+		pos = sparse_map_lseek(fd, data, SPARSE_MAP_SEEK_HOLE);
+		ck_assert_int_eq(pos, data + run);
+	}
+	unsetenv("SPARSE_MAP_BACKEND");
+	for (int64_t i = 0; i < runs; i++) {
+		in_data += resident_pages(fd, 2 * i * run, run);
+		in_holes += resident_pages(fd, (2 * i + 1) * run, run);
+	}
+	ck_assert_msg(in_data == runs * run / 4096, "%lld of %lld data pages left cached",
+		      (long long)in_data, (long long)(runs * run / 4096));
+	ck_assert_msg(in_holes * 2 <= runs * run / 4096, "%lld of %lld pages of zeroes left cached",
+		      (long long)in_holes, (long long)(runs * run / 4096));
 	close(fd);
 	unlink(path);
 }
@@ -1488,6 +1549,7 @@ int main(void)
 	tcase_add_test(tc, test_lseek_costs_one_call);
 	tcase_add_test(tc, test_lseek_loop_reads_the_file_once);
 	tcase_add_test(tc, test_lseek_thread_exit_frees_the_kept_map);
+	tcase_add_test(tc, test_lseek_walk_keeps_data_cached_and_drops_zeroes);
 #endif
 	tcase_add_test(tc, test_memory_does_not_grow_with_the_file);
 	tcase_add_test(tc, test_every_allocation_failure_is_enomem);
