@@ -892,6 +892,10 @@ static void expect_lseek_goes_on(int fd, const struct hole_source *hs, int err, 
 		e = errno;
 		disarm();
 		now = lseek(fd, 0, SEEK_CUR);
+		/* Where the walk fell back to reading (a build without FIEMAP),
+		 * the map stays kept for the loop's next call: a call about
+		 * another fd closes it (sparse_map_lseek(3)). */
+		(void)sparse_map_lseek(-1, 0, SPARSE_MAP_SEEK_DATA);
 		expect_no_leak(layout);
 		REQUIRE(got >= 0 ? now == got : now == sentinel,
 			"%s: sparse_map_lseek(%lld, %s), %s from call %d on: %lld (%s), offset %lld",
