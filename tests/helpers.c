@@ -77,6 +77,11 @@ bool th_fallocate(int fd, int mode, int64_t off, int64_t len)
 	return false;
 }
 
+void th_lseek_forget(void)
+{
+	(void)sparse_map_lseek(-1, 0, SPARSE_MAP_SEEK_DATA);
+}
+
 int64_t th_blksize(int fd)
 {
 	struct stat st;

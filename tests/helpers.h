@@ -40,6 +40,10 @@ void th_truncate(int fd, int64_t size);
 /* fallocate; returns false (and does nothing) where the file system lacks it. */
 bool th_fallocate(int fd, int mode, int64_t off, int64_t len);
 int64_t th_blksize(int fd);
+/* Close the map this thread's sparse_map_lseek() loop keeps (a call about
+ * another fd does), so that a test starts as a fresh process would: under
+ * valgrind (CK_FORK=no) the tests share one. */
+void th_lseek_forget(void);
 
 /* Map fd from offset start with the given backend and flags: 0 or -errno. */
 int th_collect(int fd, enum sparse_map_backend backend, unsigned int flags,

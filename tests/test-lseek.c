@@ -221,6 +221,7 @@ int main(void)
 
 	unsetenv("SPARSE_MAP_BACKEND");
 	tcase_set_timeout(tc, 300);
+	tcase_add_checked_fixture(tc, th_lseek_forget, NULL);
 	tcase_add_loop_test(tc, test_lseek_at_every_boundary, 0, (int)th_nlayouts);
 	tcase_add_loop_test(tc, test_lseek_loop_matches_the_map, 0, (int)th_nlayouts);
 	tcase_add_test(tc, test_lseek_loop_sees_every_change);

@@ -726,6 +726,7 @@ static Suite *map_suite(void)
 	TCase *tc = tcase_create("contract");
 
 	tcase_set_timeout(tc, 600);
+	tcase_add_checked_fixture(tc, th_lseek_forget, NULL);
 	tcase_add_loop_test(tc, test_layout_keeps_contract, 0,
 			    (int)(th_nlayouts * NBACKENDS * NFLAGSETS));
 	tcase_add_loop_test(tc, test_backends_agree, 0, (int)th_nlayouts);

@@ -1122,6 +1122,7 @@ int main(void)
 	/* What only Linux's system layer can do: know ramfs by its f_type,
 	 * and ask cachestat what a scan may drop again. */
 	tcase_set_timeout(linux_tc, 300);
+	tcase_add_checked_fixture(linux_tc, th_lseek_forget, NULL);
 	tcase_add_test(linux_tc, test_ramfs_auto_sees_through_the_stub);
 	tcase_add_test(linux_tc, test_ramfs_dense_file_stays_with_seek);
 	tcase_add_test(linux_tc, test_ramfs_reading_a_hole_stores_it);
@@ -1143,6 +1144,7 @@ int main(void)
 	printf("ramfs and the page cache: not tested, the library is built with another "
 	       "system's layer\n");
 #endif
+	tcase_add_checked_fixture(tc, th_lseek_forget, NULL);
 	tcase_add_test(tc, test_tmpfs_has_seek_without_fiemap);
 	tcase_add_loop_test(tc, test_tmpfs_every_layout_every_backend, 0, (int)th_nlayouts * 3);
 	tcase_add_test(tc, test_tmpfs_size_near_int64_max);
