@@ -224,6 +224,7 @@ static int64_t walk_map(struct sparse_map *map, int64_t offset, enum sparse_map_
 	return r;
 }
 
+#ifdef SM_HAVE_SEEK
 /*
  * How much a call's first read asks for.  Each call reads the zeroes it
  * calls a hole itself, and a read that runs on past the data it finds
@@ -256,6 +257,7 @@ static int64_t walk_done(int64_t offset, int64_t r, enum sparse_map_kind want)
 		walk_close();
 	return r;
 }
+#endif
 
 /* The walk with the kept map, where fd is still its file: the answer, or
  * SM_ASK_AGAIN.  It leaves the offset as it was. */
