@@ -43,7 +43,7 @@ static int64_t present(struct sparse_map *map, int64_t off, int64_t len);
 
 /* Sets pages_are_storage: whether a block without a page is a hole here,
  * checked against st_blocks. */
-int sm_pagecache_check(struct sparse_map *map)
+static int check(struct sparse_map *map)
 {
 	struct stat st;
 	long page = sm_sys_page_size();
@@ -80,6 +80,20 @@ int sm_pagecache_check(struct sparse_map *map)
 		 (long long)n, how);
 	map->pages_are_storage = true;
 	return 0;
+}
+
+int sm_pagecache_check(struct sparse_map *map)
+{
+	int r;
+
+	/* Asked by a backend SPARSE_MAP_BACKEND names and again by AUTO's
+	 * probe where that backend gives way: a ramfs file's pages are
+	 * counted once a map. */
+	if (map->pagecache_checked)
+		return 0;
+	r = check(map);
+	map->pagecache_checked = r == 0;
+	return r;
 }
 
 /* Pages of [off, off + len) in the page cache, or -errno. */

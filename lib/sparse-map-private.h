@@ -143,6 +143,7 @@ struct sparse_map {
 	bool readable;		/* valid once access_known (sm_map_access()) */
 	bool access_known;
 	bool pages_are_storage;	/* ramfs, checked: a block without a page is a hole */
+	bool pagecache_checked;	/* sm_pagecache_check() has answered */
 	bool no_cachestat;	/* cachestat failed once: do not ask again */
 	bool use_mincore;	/* no cachestat (Linux < 6.5): ask mincore instead */
 	int64_t present_to;	/* ramfs: [.., present_to) was seen to have every page */

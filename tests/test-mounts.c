@@ -345,6 +345,50 @@ START_TEST(test_ramfs_lseek_loop_sees_every_change)
 }
 END_TEST
 
+/* cachestat calls over a whole file of this size, counted at the seam. */
+static int64_t whole_file_size;
+static int whole_file_counts;
+static int (*real_cachestat)(int fd, int64_t off, int64_t len, struct sm_cachestat *cs);
+
+static int count_whole_file(int fd, int64_t off, int64_t len, struct sm_cachestat *cs)
+{
+	if (off == 0 && len == whole_file_size)
+		whole_file_counts++;
+	return real_cachestat(fd, off, len, cs);
+}
+
+/* Where SPARSE_MAP_BACKEND names a backend that cannot serve a ramfs file
+ * (FIEMAP) for a map that reads (VERIFY), AUTO takes over: the file's
+ * pages are counted once, not by the named backend's check and again by
+ * AUTO's probe. */
+START_TEST(test_ramfs_pages_counted_once_when_the_env_gives_way)
+{
+	char p[4096];
+	struct sparse_map *map;
+	int fd = big_sparse_ramfs_file(p, sizeof(p));
+
+	if (page_answers_are_not_the_kernels()) {
+		close(fd);
+		unlink(p);
+		return;
+	}
+	whole_file_size = lseek(fd, 0, SEEK_END);
+	whole_file_counts = 0;
+	real_cachestat = sm_sys_table.cachestat;
+	ck_assert_msg(real_cachestat != NULL, "the seam has no cachestat to count");
+	setenv("SPARSE_MAP_BACKEND", "fiemap", 1);
+	sm_sys_table.cachestat = count_whole_file;
+	ck_assert_int_eq(sparse_map_open(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_VERIFY, &map), 0);
+	sm_sys_table.cachestat = real_cachestat;
+	unsetenv("SPARSE_MAP_BACKEND");
+	ck_assert_msg(whole_file_counts == 1, "the whole file's pages were counted %d times",
+		      whole_file_counts);
+	sparse_map_close(map);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
 /* A loop's kept map on ramfs, asked about an earlier offset after a later
  * one, reads no hole there (reading a ramfs hole stores a page): what the
  * page cache said about the later offset says nothing of the earlier.
@@ -1131,6 +1175,7 @@ int main(void)
 	tcase_add_loop_test(linux_tc, test_ramfs_lseek_loop_sees_every_change, 0, 2);
 	tcase_add_test(linux_tc, test_ramfs_mapped_rewrite_keeps_the_times);
 	tcase_add_test(linux_tc, test_ramfs_lseek_back_stores_nothing);
+	tcase_add_test(linux_tc, test_ramfs_pages_counted_once_when_the_env_gives_way);
 	tcase_add_test(linux_tc, test_ramfs_lseek_sees_a_stalled_write);
 	tcase_add_loop_test(linux_tc, test_ramfs_other_user_gets_all_data, 0, 2);
 	tcase_add_loop_test(linux_tc, test_ramfs_every_layout, 0, (int)th_nlayouts);
