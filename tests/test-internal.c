@@ -248,9 +248,12 @@ START_TEST(test_lseek_walk_keeps_data_cached_and_drops_zeroes)
 	int fd = th_create(NULL, path, sizeof(path));
 	int64_t pos = 0, in_holes = 0, in_data = 0;
 
-	if (getenv("SM_TEST_UNDER_VALGRIND")) {
-		/* valgrind answers mincore of a file mapping itself. */
-		fprintf(stderr, "under valgrind: what a walk leaves cached is tested natively only\n");
+	if (getenv("SM_TEST_UNDER_VALGRIND") || !sm_os.cachestat) {
+		/* valgrind answers mincore of a file mapping itself; a system
+		 * layer without cachestat cannot tell dirty pages, and so
+		 * drops none. */
+		fprintf(stderr, "under valgrind or without cachestat: what a walk leaves cached "
+			"is not tested\n");
 		close(fd);
 		unlink(path);
 		return;
