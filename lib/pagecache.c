@@ -20,9 +20,9 @@
  *    file larger than memory does not push the caller's cache out.
  *    Chunks that were cached whole stay cached, unless our own readahead
  *    cached them: what follows a dropped chunk is dropped too.  A walk of
- *    sparse_map_lseek() drops the chunks that read as all zeroes, cached
+ *    sparse_map_lseek() drops long reads that were all zeroes, cached
  *    before or not, and keeps the rest: its caller reads next the data it
- *    found, and never the holes.
+ *    found, and never the holes (zeroes.c).
  */
 #include "config.h"
 

@@ -20,6 +20,8 @@
  * while the zero test runs over what pread just copied.  (Reads for
  * sparse_map_lseek() start at one block and grow to it: map->read_len.) */
 #define SM_READ_CHUNK (256 * 1024)
+/* The shortest read of zeroes a sparse_map_lseek() walk drops again. */
+#define SM_LSEEK_DROP_MIN (64 * 1024)
 
 #if defined(__GNUC__)
 /* 16 bytes at a time, in whatever vector registers the target has (or
@@ -155,9 +157,11 @@ static int readbuf_load(struct sparse_map *map, int64_t off, int64_t hi)
 	if (got < 0)
 		return (int)got;
 	/* A sparse_map_lseek() walk keeps what holds data cached, for its
-	 * caller's read, and drops what read as zeroes, which its caller
-	 * never reads, whoever cached it (where pages are not the storage). */
-	if (map->for_lseek && !map->pages_are_storage && got > 0 &&
+	 * caller's read, and drops long reads of zeroes, which its caller
+	 * never reads, whoever cached them (where pages are not the storage).
+	 * A short one is the block after data, where the next call starts:
+	 * dropped, it would be fetched again (on FUSE or NFS a round trip). */
+	if (map->for_lseek && !map->pages_are_storage && got >= SM_LSEEK_DROP_MIN &&
 	    all_zero(map->buf.data, (size_t)got))
 		drop = true;
 	if (drop)
