@@ -64,6 +64,9 @@
  */
 #define SM_TICK_NS 2000000000LL		/* FAT's mtime, the coarsest clock seen */
 
+/* Where the system has SEEK_DATA and SEEK_HOLE (not Windows, where every
+ * call walks a fresh map). */
+#ifdef SM_HAVE_SEEK
 static SM_THREAD_LOCAL struct {
 	struct sparse_map *map;
 	int fd;
@@ -73,9 +76,6 @@ static SM_THREAD_LOCAL struct {
 	char env[32];		/* SPARSE_MAP_BACKEND then, which chose the backend */
 } walk = { NULL, -1, { 0 }, 0, 0, "" };
 
-/* Where the system has SEEK_DATA and SEEK_HOLE (not Windows, where every
- * call walks a fresh map). */
-#ifdef SM_HAVE_SEEK
 static int64_t ns_of(const struct timespec *ts)
 {
 	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
@@ -104,7 +104,6 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	       sm_sys_st_blocks(a) == sm_sys_st_blocks(b) && a->st_mode == b->st_mode &&
 	       ns_of(SM_MTIME(a)) == ns_of(SM_MTIME(b)) && ns_of(SM_CTIME(a)) == ns_of(SM_CTIME(b));
 }
-#endif
 
 /* Whether SPARSE_MAP_BACKEND is what it was when the map opened (a
  * program may set it between calls, as tests/matrix does): else the map
@@ -136,7 +135,6 @@ static bool env_same(char *env)
  * gone) and frees the unloading thread's map, and other threads' kept maps
  * are lost with the library.
  */
-#ifdef SM_HAVE_SEEK
 static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
 static pthread_key_t kept_key;
 static bool kept_key_made;
@@ -178,17 +176,14 @@ static bool keep_map(struct sparse_map *map)
 	return pthread_once(&kept_once, kept_key_make) == 0 && kept_key_made &&
 	       pthread_setspecific(kept_key, map) == 0;
 }
-#endif
 
 static void walk_close(void)
 {
-#ifdef SM_HAVE_SEEK
 	if (walk.map) {
 		if (kept_key_made)
 			(void)pthread_setspecific(kept_key, NULL);
 		kept_map_free(walk.map);
 	}
-#endif
 	walk.map = NULL;
 	walk.fd = -1;
 }
@@ -205,6 +200,7 @@ static int put_offset_back(struct sparse_map *map)
 	back = sm_sys_lseek(map->fd, map->saved_offset, SEEK_SET);
 	return back < 0 ? (int)back : 0;
 }
+#endif
 
 /* From offset to the first piece of the kind asked for: the answer, or -errno. */
 static int64_t walk_map(struct sparse_map *map, int64_t offset, enum sparse_map_kind want)
@@ -319,11 +315,10 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *ope
 
 #ifdef SM_HAVE_SEEK
 	int64_t began = realtime_ns();
-#endif
 
+	walk_close();
+#endif
 	*opened = false;
-	if (walk.map)
-		walk_close();
 	o.start = offset;
 	r = sm_sys_fstat(fd, &st);
 	if (r < 0)
@@ -336,32 +331,27 @@ static int64_t find(int fd, int64_t offset, enum sparse_map_kind want, bool *ope
 	map->for_lseek = true;
 	map->read_len = map->blksize;
 	result = walk_map(map, offset, want);
-	if (map->backend != &sm_backend_scan || map->is_blockdev || !S_ISREG(st.st_mode) ||
-	    (result < 0 && result != -ENXIO) || !env_same(walk.env)) {
-		sparse_map_close(map);	/* puts the offset back; the caller's lseek moves it */
-		return result;
-	}
-	/* The probe may have moved the offset. */
-	r = put_offset_back(map);
-	if (r < 0) {
-		sparse_map_close(map);
-		return r;
-	}
 #ifdef SM_HAVE_SEEK
-	if (!keep_map(map)) {
-		sparse_map_close(map);
-		return result;
+	if (map->backend == &sm_backend_scan && !map->is_blockdev && S_ISREG(st.st_mode) &&
+	    (result >= 0 || result == -ENXIO) && env_same(walk.env)) {
+		/* The probe may have moved the offset. */
+		r = put_offset_back(map);
+		if (r < 0) {
+			sparse_map_close(map);
+			return r;
+		}
+		if (keep_map(map)) {
+			walk.map = map;
+			walk.fd = fd;
+			walk.st = st;
+			walk.began = began;
+			walk.gap = 0;
+			return walk_done(offset, result, want);
+		}
 	}
-	walk.map = map;
-	walk.fd = fd;
-	walk.st = st;
-	walk.began = began;
-	walk.gap = 0;
-	return walk_done(offset, result, want);
-#else
-	sparse_map_close(map);
-	return result;
 #endif
+	sparse_map_close(map);	/* puts the offset back; the caller's lseek moves it */
+	return result;
 }
 
 
