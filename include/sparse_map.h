@@ -40,8 +40,13 @@ enum sparse_map_kind { SPARSE_MAP_DATA = 1, SPARSE_MAP_HOLE = 2 };
 #define SPARSE_MAP_ZEROES  (1u << 2)	/* also report all-zero blocks inside data as holes */
 #define SPARSE_MAP_NO_READ (1u << 3)	/* read no file data: where only reading finds holes, data (1.1) */
 #define SPARSE_MAP_NO_ENV  (1u << 4)	/* ignore SPARSE_MAP_BACKEND and SPARSE_MAP_DEBUG (1.1) */
+/* Merge neighbours only where kind and flags are the same, so that every
+ * flagged run comes whole; two neighbours may then be of one kind (1.2). */
+#define SPARSE_MAP_SPLIT_FLAGS (1u << 5)
 
-/* Flags in struct sparse_map_range; a flag holds for every byte of the range. */
+/* Flags in struct sparse_map_range; a flag holds for every byte of the range.
+ * Without SPARSE_MAP_SPLIT_FLAGS, a flagged run that touches an unflagged
+ * one of its kind is merged into it and its flag is lost. */
 #define SPARSE_MAP_RANGE_UNWRITTEN (1u << 0)	/* preallocated/unwritten space, reads as zeroes */
 #define SPARSE_MAP_RANGE_ZEROES    (1u << 1)	/* allocated space found to hold only zeroes */
 
@@ -69,7 +74,7 @@ struct sparse_map_range {
  * SPARSE_MAP_OPTIONS_INIT; the reserved words must stay zero. */
 struct sparse_map_options {
 	enum sparse_map_backend backend;
-	unsigned int flags;		/* SPARSE_MAP_SYNC, VERIFY, ZEROES, NO_READ, NO_ENV */
+	unsigned int flags;		/* SYNC, VERIFY, ZEROES, NO_READ, NO_ENV, SPLIT_FLAGS */
 	int64_t start;			/* the first range starts here, 0 <= start <= size */
 	int64_t size;			/* ranges tile [start, size); SPARSE_MAP_SIZE_FSTAT: fstat's */
 	const struct stat *st;		/* the caller's fstat(fd) of a moment ago, or NULL */
@@ -83,7 +88,8 @@ struct sparse_map_options {
 
 /* Start mapping fd (a regular file or block device) from offset 0; on success
  * *mapp is the new map and 0 is returned.  flags: SPARSE_MAP_SYNC, VERIFY,
- * ZEROES, NO_READ, NO_ENV.  Under AUTO no error means "no hole information". */
+ * ZEROES, NO_READ, NO_ENV, SPLIT_FLAGS.  Under AUTO no error means "no hole
+ * information". */
 int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned int flags,
 		    struct sparse_map **mapp);
 
@@ -93,13 +99,14 @@ int sparse_map_open_with(int fd, const struct sparse_map_options *opts,
 			 struct sparse_map **mapp);
 
 /* The next range: 1 with *range filled, 0 at the end, or -errno.  Ranges tile
- * [start, size) in order, and adjacent ranges differ in kind. */
+ * [start, size) in order, and adjacent ranges differ in kind (under
+ * SPARSE_MAP_SPLIT_FLAGS, in kind or flags). */
 int sparse_map_next(struct sparse_map *map, struct sparse_map_range *range);
 
 /* Restart the iteration at offset (0 <= offset <= size). */
 int sparse_map_seek(struct sparse_map *map, int64_t offset);
 
-/* The backend in use: never SPARSE_MAP_BACKEND_AUTO. */
+/* The backend serving map; SPARSE_MAP_BACKEND_AUTO only for a NULL map. */
 enum sparse_map_backend sparse_map_get_backend(const struct sparse_map *map);
 
 /* Where the ranges end: the size fstat gave at open, or the one given to

@@ -19,19 +19,6 @@ struct seek_state {
 	int64_t first_hole;	/* the probe's SEEK_HOLE(0), if data came first; else 0 */
 };
 
-/*
- * tmpfs on Linux 6.18 answers SEEK_DATA with ENXIO for data in a page that
- * reaches offset 2^63 (XFS answers right).  So "no more data" is not
- * believed for the last SM_MAX_BLKSIZE bytes below INT64_MAX: of a file
- * that large, they are called data.
- */
-static int64_t distrust_end(const struct sparse_map *map)
-{
-	const int64_t limit = INT64_MAX - SM_MAX_BLKSIZE;
-
-	return map->size > limit ? limit : map->size;
-}
-
 /* Where SEEK's answers contradict each other or the file (a writer racing
  * the map, or a file system that answers wrongly): call the block at pos
  * data and go on.  That is never wrong, and it always moves forward. */
@@ -79,17 +66,9 @@ int sm_seek_piece(struct sparse_map *map, int64_t *data_at, int64_t pos, struct 
 	if (data != pos) {
 		data = sm_map_lseek(map, pos, SEEK_DATA);
 		if (data == -ENXIO) {
-			/* No data from pos to the end of the file as it is now;
-			 * but see distrust_end(). */
-			int64_t limit = distrust_end(map);
-
-			if (pos >= limit) {
-				piece->end = map->size;
-				piece->kind = SPARSE_MAP_DATA;
-				piece->flags = 0;
-				return 0;
-			}
-			piece->end = limit;
+			/* No data from pos to the end of the file as it is now
+			 * (map.c keeps the last folio below 2^63 data). */
+			piece->end = map->size;
 			piece->kind = SPARSE_MAP_HOLE;
 			piece->flags = 0;
 			return 0;

@@ -383,6 +383,7 @@ static SM_THREAD_LOCAL struct {
 struct ask {
 	int64_t native;		/* the kernel's answer, where the offset now is; -1: none */
 	int64_t before;		/* the offset before the call, where native >= 0 */
+	bool own_seek;		/* the file system's SEEK is its own (sm_fs_seeks_natively()) */
 };
 
 #ifdef SM_HAVE_SEEK
@@ -406,12 +407,15 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, str
 {
 	a->native = -1;
 	a->before = -1;
+	a->own_seek = false;
 #ifdef SM_HAVE_SEEK
 	int whence = want == SPARSE_MAP_DATA ? SEEK_DATA : SEEK_HOLE;
 	bool proven = fd == proof.fd && offset == proof.at && want == proof.next;
 	bool native = proven && proof.native, dense = false;
 	int64_t size = proven ? proof.size : -1;
 	int64_t type = proven ? proof.type : 0, r;
+	int64_t trusted;	/* sm_trusted_end() of the file's size */
+	bool huge;
 	struct stat st;
 
 	proof.fd = -1;
@@ -429,30 +433,38 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, str
 		if (sm_sys_fs_type(fd, &type) < 0)
 			type = 0;
 		/* A file system whose SEEK is its own answers finally, so
-		 * the offset needs no keeping: no walk follows. */
-		native = sm_fs_seeks_natively(type);
+		 * the offset needs no keeping: no walk follows.  But for a
+		 * file that reaches the last folio below 2^63, where no
+		 * kernel answer is final (map.c, sm_trusted_end()). */
+		native = sm_fs_seeks_natively(type) && sm_trusted_end(size) == size;
 		if (!native) {
 			a->before = sm_sys_lseek(fd, 0, SEEK_CUR);
 			if (a->before < 0)
 				return a->before;
 		}
 	}
+	a->own_seek = sm_fs_seeks_natively(type);
 	if (want == SPARSE_MAP_HOLE && file_size(fd, &size) >= 0 && offset >= size)
 		return -ENXIO;
+	/* Of a file that reaches the last folio below 2^63, the map answers
+	 * for that folio and for every answer that lands in it. */
+	trusted = file_size(fd, &size) >= 0 ? sm_trusted_end(size) : INT64_MAX;
+	huge = trusted < size;
+	if (huge && offset >= trusted && offset < size)
+		return SM_ASK_AGAIN;
 	r = sm_sys_lseek(fd, offset, whence);
 	if (r >= 0)
 		a->native = r;
 	if (r == -ENXIO && want == SPARSE_MAP_DATA) {
-		/* At or past EOF, or no data after offset: final, but for
-		 * the last MiB below 2^63, where backend-seek.c distrusts
-		 * "no more data" (tmpfs). */
-		if (file_size(fd, &size) >= 0 &&
-		    (offset >= size || size <= INT64_MAX - SM_MAX_BLKSIZE))
+		/* At or past EOF, or no data after offset: final. */
+		if (file_size(fd, &size) >= 0 && (offset >= size || !huge))
 			return -ENXIO;
 		return SM_ASK_AGAIN;
 	}
 	if (r < offset)
 		return SM_ASK_AGAIN;	/* an error, or an answer breaking the contract */
+	if (huge && r >= trusted)
+		return SM_ASK_AGAIN;
 	/* Data found past EOF is no answer: the bytes before it were skipped
 	 * (a FUSE daemon may say so; no file system of the kernel's does).
 	 * The file may have grown since its size was seen: look again. */
@@ -485,6 +497,51 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, str
 #endif
 }
 
+/*
+ * After "no data at or beyond offset": whether the file holds more than its
+ * size says.  procfs files say 0 bytes and sysfs attributes 4096, and read
+ * what they read; the map covers [0, size), and a read past it may still
+ * return bytes.  Where one does, at max(offset, size), the answer is not
+ * "no data": it is what lseek(2) says where lseek refuses the file (EINVAL
+ * on procfs' seq files), else data there, up to where reads end (counted
+ * up to 1 MiB a call, so that a file that never ends costs a bounded
+ * call).  Not asked on a file system whose SEEK is its own: none of those
+ * holds bytes past its size.
+ */
+static int64_t beyond_size(int fd, int64_t offset, enum sparse_map_kind want)
+{
+	char buf[4096];
+	struct stat st;
+	int64_t from, end;
+	ssize_t n;
+
+	if (sm_sys_fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -ENXIO;
+	from = offset > (int64_t)st.st_size ? offset : (int64_t)st.st_size;
+	if (from > offset && want == SPARSE_MAP_HOLE)
+		return -ENXIO;	/* no hole before EOF is ENXIO: not ours to change */
+	n = sm_sys_pread(fd, buf, 1, from);
+	if (n <= 0)
+		return -ENXIO;
+#ifdef SM_HAVE_SEEK
+	{
+		int64_t k = sm_sys_lseek(fd, offset, want == SPARSE_MAP_DATA ? SEEK_DATA : SEEK_HOLE);
+
+		if (k < 0 && k != -ENXIO)
+			return k;	/* the offset has not moved */
+	}
+#endif
+	if (want == SPARSE_MAP_DATA)
+		return from;
+	for (end = from; end - from < (1 << 20);) {
+		n = sm_sys_pread(fd, buf, sizeof(buf), end);
+		if (n <= 0)
+			break;
+		end += n;
+	}
+	return end;
+}
+
 SM_EXPORT int64_t sparse_map_lseek(int fd, int64_t offset, int whence)
 {
 	enum sparse_map_kind want = whence == SPARSE_MAP_SEEK_DATA ? SPARSE_MAP_DATA : SPARSE_MAP_HOLE;
@@ -497,9 +554,12 @@ SM_EXPORT int64_t sparse_map_lseek(int fd, int64_t offset, int whence)
 		 * lseek: its result, errno and offset. */
 		r = sm_sys_lseek(fd, offset, whence);
 	} else if (offset < 0) {
-		r = -ENXIO;
+		/* lseek's order: a bad descriptor or a pipe before the offset. */
+		r = sm_sys_lseek(fd, 0, SEEK_CUR);
+		r = r < 0 ? r : -ENXIO;
 	} else {
 		a.native = a.before = -1;
+		a.own_seek = false;
 		r = walk_kept(fd, offset, want);
 		if (r >= 0)
 			r = sm_sys_lseek(fd, r, SEEK_SET);
@@ -516,6 +576,11 @@ SM_EXPORT int64_t sparse_map_lseek(int fd, int64_t offset, int whence)
 			else if (r >= 0)
 				/* Even at the kernel's answer: the walk's
 				 * map put the offset back, or failed to. */
+				r = sm_sys_lseek(fd, r, SEEK_SET);
+		}
+		if (r == -ENXIO && !a.own_seek) {
+			r = beyond_size(fd, offset, want);
+			if (r >= 0)
 				r = sm_sys_lseek(fd, r, SEEK_SET);
 		}
 		/* A failed call leaves the offset where it was, as lseek does. */

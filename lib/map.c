@@ -3,7 +3,8 @@
  * The iterator.  A backend says what the bytes at one offset are; this file
  * turns what it says into the contract: ranges cut at the size taken at
  * open, holes read back under SPARSE_MAP_VERIFY, zero blocks found under
- * SPARSE_MAP_ZEROES, and neighbours of one kind merged into one range.
+ * SPARSE_MAP_ZEROES, and neighbours of one kind (and, under
+ * SPARSE_MAP_SPLIT_FLAGS, of the same flags) merged into one range.
  */
 #include "config.h"
 
@@ -175,6 +176,31 @@ SM_EXPORT void sparse_map_close(struct sparse_map *map)
 		map_free(map);
 }
 
+/*
+ * Where the answers of the kernel's hole information stop being believed.
+ * Linux's page-cache walk (mapping_seek_hole_data(), tmpfs's SEEK and what
+ * other file systems use for unwritten extents) computes the end of a folio that reaches
+ * offset 2^63 as a negative number: SEEK_DATA says "no more data" for
+ * data in that folio, and SEEK_HOLE answers INT64_MIN or the offset
+ * itself (6.18, tests/test-mounts.c shows both).  A folio is at most a
+ * PMD (2 MiB with 4 KiB pages; the page size squared over 8 in general).
+ * So of a file larger than 2^63 less that, the last that many bytes are
+ * data unless the bytes themselves were read (SCAN): every answer about
+ * them, the map's and sparse_map_lseek()'s, says so, and none contradicts
+ * another.  Returns size for every other file.
+ */
+int64_t sm_trusted_end(int64_t size)
+{
+	long page = sm_sys_page_size();
+	int64_t zone = page > 0 && page <= (1L << 20) ? (int64_t)page * page / 8 : 0;
+	int64_t start;
+
+	if (zone < (2 << 20))
+		zone = 2 << 20;
+	start = INT64_MAX - zone + 1;	/* 2^63 - zone, aligned to it */
+	return size > start ? start : size;
+}
+
 /* One piece of a backend range as VERIFY or ZEROES sees it after reading. */
 static int refine_piece(struct sparse_map *map, struct sparse_map_range *piece)
 {
@@ -223,6 +249,11 @@ int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece)
 	if (pos >= map->size)
 		return 0;
 	for (;;) {
+		if (!map->backend->reads_data && pos >= sm_trusted_end(map->size)) {
+			/* No system call answers truly here: data. */
+			p = (struct sm_piece){ .end = map->size, .kind = SPARSE_MAP_DATA };
+			break;
+		}
 		r = map->backend->next(map, pos, &p);
 		if (r == 0 && (p.end <= pos ||
 			       (p.kind != SPARSE_MAP_DATA && p.kind != SPARSE_MAP_HOLE)))
@@ -237,6 +268,9 @@ int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece)
 	}
 	if (p.end > map->size)
 		p.end = map->size;
+	if (p.kind == SPARSE_MAP_HOLE && !map->backend->reads_data &&
+	    p.end > sm_trusted_end(map->size))
+		p.end = sm_trusted_end(map->size);
 	map->pos = p.end;
 
 	if (needs_reading(map, p.kind)) {
@@ -272,7 +306,11 @@ SM_EXPORT int sparse_map_next(struct sparse_map *map, struct sparse_map_range *r
 			return r;
 	}
 	/* Ranges are maximal: take pieces while they are of the same kind.
-	 * A flag stays only if it holds for every piece. */
+	 * A flag stays only if it holds for every piece, so a flagged piece
+	 * beside an unflagged one of its kind loses its flag; callers that
+	 * act on flags (punching stored zeroes, freeing preallocation) ask
+	 * SPARSE_MAP_SPLIT_FLAGS, which merges only pieces of equal flags.
+	 * The default stays 1.0's: data and holes alternate. */
 	for (;;) {
 		r = sm_next_piece(map, &nxt);
 		if (r < 0) {
@@ -283,7 +321,8 @@ SM_EXPORT int sparse_map_next(struct sparse_map *map, struct sparse_map_range *r
 		}
 		if (r == 0)
 			break;
-		if (nxt.kind != cur.kind) {
+		if (nxt.kind != cur.kind ||
+		    ((map->flags & SPARSE_MAP_SPLIT_FLAGS) && nxt.flags != cur.flags)) {
 			map->lookahead.range = nxt;
 			map->lookahead.full = true;
 			break;

@@ -45,7 +45,7 @@
 #define SM_BACKEND_MAX SPARSE_MAP_BACKEND_NONE
 
 #define SM_OPEN_FLAGS (SPARSE_MAP_SYNC | SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES | \
-		       SPARSE_MAP_NO_READ | SPARSE_MAP_NO_ENV)
+		       SPARSE_MAP_NO_READ | SPARSE_MAP_NO_ENV | SPARSE_MAP_SPLIT_FLAGS)
 
 /* Per-thread state (lseek.c's loop record, probe.c's FIEMAP hint). */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
@@ -181,6 +181,9 @@ struct sparse_map {
 
 /* map.c */
 int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece);
+/* Of a file of that size, where the bytes no system call describes truly
+ * begin (the last folio below 2^63): size itself for any smaller file. */
+int64_t sm_trusted_end(int64_t size);
 
 /* probe.c */
 int sm_choose_backend(struct sparse_map *map, enum sparse_map_backend requested);
