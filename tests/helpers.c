@@ -241,6 +241,7 @@ int th_collect(int fd, enum sparse_map_backend backend, unsigned int flags,
 	rc = sparse_map_open(fd, backend, flags, &map);
 	if (rc < 0)
 		return rc;
+	out->open_flags = flags;
 	return drain(map, start ? sparse_map_seek(map, start) : 0, out);
 }
 
@@ -253,6 +254,7 @@ int th_collect_with(int fd, const struct sparse_map_options *opts, struct th_map
 	rc = sparse_map_open_with(fd, opts, &map);
 	if (rc < 0)
 		return rc;
+	out->open_flags = opts->flags;
 	return drain(map, 0, out);
 }
 
@@ -312,6 +314,109 @@ const char *th_lseek_loop_matches_auto(int fd)
 	if (!err)
 		err = th_check_contract(fd, &loop, 0);
 	th_map_free(&loop);
+	th_map_free(&m);
+	return err;
+}
+
+/* Whether sparse_map_lseek()'s answers at x hang together (see helpers.h). */
+static const char *lseek_consistent_at(int fd, const struct th_map *m, int64_t x)
+{
+	int64_t d, h, d2, h2, want;
+	int err, derr;
+
+	errno = 0;
+	d = sparse_map_lseek(fd, x, SPARSE_MAP_SEEK_DATA);
+	derr = errno;
+	if (d >= 0) {
+		h2 = sparse_map_lseek(fd, d, SPARSE_MAP_SEEK_HOLE);
+		if (d < x || d >= m->size || h2 <= d) {
+			snprintf(msg, sizeof(msg), "SEEK_DATA(%lld) = %lld, then SEEK_HOLE there = %lld",
+				 (long long)x, (long long)d, (long long)h2);
+			return msg;
+		}
+	} else if (derr == ENXIO && x >= 0 && x < m->size) {
+		h2 = sparse_map_lseek(fd, x, SPARSE_MAP_SEEK_HOLE);
+		if (h2 != x) {
+			snprintf(msg, sizeof(msg), "SEEK_DATA(%lld): no data, yet SEEK_HOLE there = %lld",
+				 (long long)x, (long long)h2);
+			return msg;
+		}
+	}
+	want = th_seek_expected(m, x, true, &err);
+	if (d != want || (d < 0 && derr != err)) {
+		snprintf(msg, sizeof(msg), "SEEK_DATA(%lld) = %lld (%s), the map says %lld",
+			 (long long)x, (long long)d, d < 0 ? strerror(derr) : "ok", (long long)want);
+		return msg;
+	}
+	h = sparse_map_lseek(fd, x, SPARSE_MAP_SEEK_HOLE);
+	if (h >= 0 && h < m->size) {
+		errno = 0;
+		d2 = sparse_map_lseek(fd, h, SPARSE_MAP_SEEK_DATA);
+		if (h < x || !(d2 > h || (d2 < 0 && errno == ENXIO))) {
+			snprintf(msg, sizeof(msg), "SEEK_HOLE(%lld) = %lld, then SEEK_DATA there = %lld",
+				 (long long)x, (long long)h, (long long)d2);
+			return msg;
+		}
+	}
+	want = th_seek_expected(m, x, false, &err);
+	if (h != want) {
+		snprintf(msg, sizeof(msg), "SEEK_HOLE(%lld) = %lld, the map says %lld",
+			 (long long)x, (long long)h, (long long)want);
+		return msg;
+	}
+	return NULL;
+}
+
+const char *th_lseek_consistent(int fd, uint64_t seed, int samples)
+{
+	struct th_map m;
+	int64_t off = 0, d, h, runs = 0, calls = 0;
+	uint64_t z = seed * 0x9E3779B97F4A7C15ULL + 1;
+	const char *err = NULL;
+	int rc = th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m);
+
+	if (rc < 0) {
+		snprintf(msg, sizeof(msg), "the AUTO map failed: %s", strerror(-rc));
+		return msg;
+	}
+	for (size_t i = 0; i < m.n; i++)
+		runs += m.r[i].kind == SPARSE_MAP_DATA;
+	/* The loop of sparse_map(3): one SEEK_DATA a data run, and one more. */
+	while (!err && calls <= runs + 1) {
+		calls++;
+		d = sparse_map_lseek(fd, off, SPARSE_MAP_SEEK_DATA);
+		if (d < 0)
+			break;
+		h = sparse_map_lseek(fd, d, SPARSE_MAP_SEEK_HOLE);
+		if (d < off || h <= d) {
+			snprintf(msg, sizeof(msg), "the loop: SEEK_DATA(%lld) = %lld, SEEK_HOLE = %lld",
+				 (long long)off, (long long)d, (long long)h);
+			err = msg;
+		}
+		off = h;
+	}
+	if (!err && calls > runs + 1) {
+		snprintf(msg, sizeof(msg), "the loop has not ended after %lld SEEK_DATA calls "
+			 "(the map has %lld data runs): %s", (long long)calls, (long long)runs,
+			 th_describe(&m));
+		err = msg;
+	}
+	/* At every boundary of the map and next to it, at its last bytes, and
+	 * at random offsets. */
+	for (size_t i = 0; !err && i < m.n && i < 64; i++)
+		for (int64_t delta = -1; !err && delta <= 1; delta++)
+			err = lseek_consistent_at(fd, &m, m.r[i].offset + delta);
+	if (!err)
+		err = lseek_consistent_at(fd, &m, m.size - 1);
+	for (int i = 0; !err && i < samples && m.size > 0; i++) {
+		z ^= z << 13;
+		z ^= z >> 7;
+		z ^= z << 17;
+		/* Half uniform over the file, half within 4 MiB of its end. */
+		err = lseek_consistent_at(fd, &m, i % 2 ? (int64_t)(z % (uint64_t)m.size)
+						     : m.size - 1 - (int64_t)(z % (4u << 20)) %
+							m.size);
+	}
 	th_map_free(&m);
 	return err;
 }
@@ -457,10 +562,13 @@ const char *th_describe(const struct th_map *m)
 	used += (size_t)snprintf(text, sizeof(text), "%s size %lld:",
 				 sparse_map_backend_name(m->backend), (long long)m->size);
 	for (size_t i = 0; i < m->n && used < sizeof(text) - 64; i++)
-		used += (size_t)snprintf(text + used, sizeof(text) - used, " %s[%lld,+%lld)%s",
+		used += (size_t)snprintf(text + used, sizeof(text) - used, " %s[%lld,+%lld)%s%s%s",
 					 m->r[i].kind == SPARSE_MAP_DATA ? "D" : "H",
 					 (long long)m->r[i].offset, (long long)m->r[i].length,
-					 m->r[i].flags ? "*" : "");
+					 m->r[i].flags & SPARSE_MAP_RANGE_UNWRITTEN ? "U" : "",
+					 m->r[i].flags & SPARSE_MAP_RANGE_ZEROES ? "Z" : "",
+					 m->r[i].flags & ~(SPARSE_MAP_RANGE_UNWRITTEN |
+							   SPARSE_MAP_RANGE_ZEROES) ? "*" : "");
 	if (used >= sizeof(text) - 64)
 		snprintf(text + sizeof(text) - 8, 8, " ...");
 	return text;
@@ -549,9 +657,12 @@ const char *th_check_contract(int fd, const struct th_map *m, int64_t start)
 			snprintf(msg, sizeof(msg), "range %zu has kind %d", i, (int)r->kind);
 			return msg;
 		}
-		if (i > 0 && m->r[i - 1].kind == r->kind) {
-			snprintf(msg, sizeof(msg), "ranges %zu and %zu are both %s: not maximal: %s",
-				 i - 1, i, r->kind == SPARSE_MAP_DATA ? "data" : "hole", th_describe(m));
+		if (i > 0 && m->r[i - 1].kind == r->kind &&
+		    (!(m->open_flags & SPARSE_MAP_SPLIT_FLAGS) || m->r[i - 1].flags == r->flags)) {
+			snprintf(msg, sizeof(msg), "ranges %zu and %zu are both %s%s: not maximal: %s",
+				 i - 1, i, r->kind == SPARSE_MAP_DATA ? "data" : "hole",
+				 m->open_flags & SPARSE_MAP_SPLIT_FLAGS ? " with the same flags" : "",
+				 th_describe(m));
 			return msg;
 		}
 		if (r->kind == SPARSE_MAP_DATA && r->flags) {

@@ -18,6 +18,7 @@ struct th_map {
 	int64_t size;
 	enum sparse_map_backend backend;	/* in use at the end: under AUTO, the
 						 * one that took over from a failed one */
+	unsigned int open_flags;		/* what the map was opened with */
 };
 
 /* A file layout: build() writes it into an empty file; blk is st_blksize. */
@@ -58,9 +59,16 @@ const char *th_collect_lseek(int fd, struct th_map *out);
 /* NULL when that loop finds what a fresh AUTO map finds, and keeps the
  * contract; otherwise what differs. */
 const char *th_lseek_loop_matches_auto(int fd);
+/* Whether sparse_map_lseek()'s answers form one consistent function of the
+ * file: SEEK_DATA(x) = d gives d >= x and SEEK_HOLE(d) > d; SEEK_HOLE(x) =
+ * h < size gives SEEK_DATA(h) > h or ENXIO; both agree with the AUTO map,
+ * at its boundaries and at samples random offsets; and sparse_map(3)'s
+ * loop ends within (data runs + 1) SEEK_DATA calls.  NULL, or what broke. */
+const char *th_lseek_consistent(int fd, uint64_t seed, int samples);
 
 /* NULL when the map keeps the contract for the file as it is now: ranges tile
- * [start, size) in order, are maximal, every hole reads back as zeroes and
+ * [start, size) in order, are maximal (under SPARSE_MAP_SPLIT_FLAGS, two
+ * neighbours differ in kind or flags), every hole reads back as zeroes and
  * every non-zero byte lies in a data range.  Otherwise what is wrong. */
 const char *th_check_contract(int fd, const struct th_map *m, int64_t start);
 

@@ -207,6 +207,141 @@ START_TEST(test_lseek_passes_open_errors)
 }
 END_TEST
 
+/* A negative offset: lseek's errors come first, in lseek's order (a
+ * descriptor that is not open, a pipe), and ENXIO only after them. */
+START_TEST(test_lseek_negative_offset_errors_in_order)
+{
+	int fd = th_create(NULL, path, sizeof(path));
+	int pipefd[2], closed;
+
+	ck_assert_int_eq(pipe(pipefd), 0);
+	closed = dup(fd);
+	ck_assert_int_ge(closed, 0);
+	close(closed);
+	const int fds[] = { closed, pipefd[0], fd };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		for (int d = 0; d < 2; d++) {
+			int whence = d ? SPARSE_MAP_SEEK_DATA : SPARSE_MAP_SEEK_HOLE;
+			int want, got;
+
+			errno = 0;
+			ck_assert_int_eq(lseek(fds[i], -1, whence), -1);
+			want = errno;
+			errno = 0;
+			ck_assert_int_eq(sparse_map_lseek(fds[i], -1, whence), -1);
+			got = errno;
+			ck_assert_msg(got == want, "fd %d, whence %d, offset -1: lseek says %s, "
+				      "sparse_map_lseek %s", fds[i], whence, strerror(want),
+				      strerror(got));
+		}
+	close(pipefd[0]);
+	close(pipefd[1]);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+#ifdef __linux__
+/*
+ * procfs files say 0 bytes and read more.  Where the kernel's lseek refuses
+ * SEEK_DATA and SEEK_HOLE (seq files: EINVAL), sparse_map_lseek() answers
+ * the same; where it does not (/proc/sys), it never says "no data" where
+ * reads return data, and sparse_map(3)'s loop reads all that cat reads.
+ */
+static size_t read_all(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < cap && (r = pread(fd, buf + n, cap - n, (off_t)n)) > 0)
+		n += (size_t)r;
+	return n;
+}
+
+static void check_proc_file(const char *file, bool *refused, bool *answered)
+{
+	static char plain[65536], looped[65536];
+	int fd = open(file, O_RDONLY);
+	int64_t off = 0, d, h;
+	size_t n, m = 0;
+	int kerr;
+
+	if (fd < 0)
+		return;
+	n = read_all(fd, plain, sizeof(plain));
+	errno = 0;
+	kerr = lseek(fd, 0, SEEK_DATA) < 0 ? errno : 0;
+	lseek(fd, 0, SEEK_SET);
+	if (n == 0 || n == sizeof(plain)) {
+		close(fd);
+		return;
+	}
+	errno = 0;
+	d = sparse_map_lseek(fd, 0, SPARSE_MAP_SEEK_DATA);
+	if (kerr != 0 && kerr != ENXIO) {
+#ifndef SM_HAVE_SEEK
+		/* Built without SEEK_DATA, the library does not ask the
+		 * kernel's lseek, so it cannot mirror its refusal: it must
+		 * still never say "no data" where reads return some. */
+		ck_assert_msg(d == 0, "%s: lseek says %s, sparse_map_lseek %lld (%s)", file,
+			      strerror(kerr), (long long)d, strerror(errno));
+		*refused = true;
+		close(fd);
+		return;
+#endif
+		ck_assert_msg(d == -1 && errno == kerr, "%s: lseek says %s, sparse_map_lseek %lld (%s)",
+			      file, strerror(kerr), (long long)d, strerror(errno));
+		*refused = true;
+		close(fd);
+		return;
+	}
+	ck_assert_msg(d == 0, "%s reads %zu bytes, but SEEK_DATA(0) gives %lld (%s)", file, n,
+		      (long long)d, strerror(errno));
+	/* The loop, reading each data run as a copier would. */
+	for (int runs = 0; runs < 100; runs++) {
+		d = sparse_map_lseek(fd, off, SPARSE_MAP_SEEK_DATA);
+		if (d < 0)
+			break;
+		h = sparse_map_lseek(fd, d, SPARSE_MAP_SEEK_HOLE);
+		ck_assert_msg(h > d, "%s: SEEK_HOLE(%lld) = %lld", file, (long long)d, (long long)h);
+		while (d < h && m < sizeof(looped)) {
+			ssize_t r = pread(fd, looped + m, (size_t)(h - d), (off_t)d);
+
+			if (r <= 0)
+				break;
+			ck_assert_int_eq((int64_t)m, d);
+			m += (size_t)r;
+			d += r;
+		}
+		off = h;
+	}
+	ck_assert_msg(d == -1 && errno == ENXIO, "%s: the loop ends with %s", file, strerror(errno));
+	ck_assert_msg(m == n && memcmp(plain, looped, n) == 0,
+		      "%s: cat reads %zu bytes, the SEEK_DATA/SEEK_HOLE loop %zu", file, n, m);
+	*answered = true;
+	close(fd);
+}
+
+START_TEST(test_lseek_on_procfs_files)
+{
+	const char *const files[] = {
+		"/proc/self/status", "/proc/cpuinfo", "/proc/self/cmdline",
+		"/proc/sys/kernel/ostype", "/proc/sys/kernel/osrelease", "/proc/sys/fs/file-max",
+	};
+	bool refused = false, answered = false;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		check_proc_file(files[i], &refused, &answered);
+	if (access("/proc/sys/kernel/ostype", R_OK) != 0) {
+		printf("no procfs here: not tested\n");
+		return;
+	}
+	/* Both kinds must have been seen, or the test tested less. */
+	ck_assert_msg(refused && answered, "refused %d, answered %d", refused, answered);
+}
+END_TEST
+#endif
+
 START_TEST(test_seek_constants_match_platform)
 {
 	ck_assert_int_eq(SPARSE_MAP_SEEK_DATA, SEEK_DATA);
@@ -227,6 +362,10 @@ int main(void)
 	tcase_add_test(tc, test_lseek_loop_sees_every_change);
 	tcase_add_test(tc, test_lseek_passes_other_whence_through);
 	tcase_add_test(tc, test_lseek_passes_open_errors);
+	tcase_add_test(tc, test_lseek_negative_offset_errors_in_order);
+#ifdef __linux__
+	tcase_add_test(tc, test_lseek_on_procfs_files);
+#endif
 	tcase_add_test(tc, test_seek_constants_match_platform);
 	suite_add_tcase(s, tc);
 	return th_run_suite(s);

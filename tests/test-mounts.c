@@ -15,6 +15,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#ifdef SM_HAVE_FIEMAP
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#endif
 #include <linux/loop.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
@@ -48,6 +52,12 @@
 static char top[4000], ramfs[4096], tmpfs[4096], hugefs[4096], backing[4096];
 static char loopdev[64];
 static bool ramfs_ok, tmpfs_ok, hugefs_ok;
+/* Loop-mounted images of the file systems that have preallocation of
+ * their own, made here with mkfs (test_split_flags_on_every_file_system). */
+static const char *const image_types[] = { "ext4", "xfs", "btrfs" };
+#define NIMAGES 3
+static char image_dir[NIMAGES][4096];
+static bool image_ok[NIMAGES];
 static pid_t owner;	/* Check forks a child per test: only main() cleans up */
 
 static void cleanup(void)
@@ -61,6 +71,13 @@ static void cleanup(void)
 	if (hugefs_ok)
 		umount2(hugefs, MNT_DETACH);
 	ramfs_ok = tmpfs_ok = hugefs_ok = false;
+	for (int i = 0; i < NIMAGES; i++) {
+		if (image_ok[i])
+			umount2(image_dir[i], MNT_DETACH);
+		image_ok[i] = false;
+		if (*image_dir[i])
+			rmdir(image_dir[i]);
+	}
 	if (*backing)
 		unlink(backing);
 	rmdir(ramfs);
@@ -105,6 +122,63 @@ static int attach_loop(const char *file)
 	info.lo_flags = LO_FLAGS_AUTOCLEAR;
 	ioctl(dev, LOOP_SET_STATUS64, &info);
 	return dev;
+}
+
+/* A fresh file system of type on a 512 MiB sparse image in top, mounted
+ * at image_dir[i]: true, or false with the reason on stderr (mkfs not
+ * installed, no loop device, a kernel without the type). */
+static bool mount_image(int i)
+{
+	const char *type = image_types[i];
+	char img[4200], mkfs[32], dev[64];
+	int fd, status, loop;
+	pid_t pid;
+
+	snprintf(image_dir[i], sizeof(image_dir[i]), "%s/%s", top, type);
+	snprintf(img, sizeof(img), "%s/%s.img", top, type);
+	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", type);
+	if (mkdir(image_dir[i], 0700) != 0)
+		return false;
+	fd = open(img, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (fd < 0 || ftruncate(fd, 512 << 20) != 0) {
+		fprintf(stderr, "%s: cannot make %s: %s\n", type, img, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlink(img);
+		return false;
+	}
+	close(fd);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		/* ext4's -F and XFS's and Btrfs's -f: an image, not a disk. */
+		execlp(mkfs, mkfs, "-q", strcmp(type, "ext4") == 0 ? "-F" : "-f", img, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "%s: %s failed or is not installed: not tested\n", type, mkfs);
+		unlink(img);
+		return false;
+	}
+	loop = attach_loop(img);
+	unlink(img);	/* the loop device holds it now */
+	if (loop < 0) {
+		fprintf(stderr, "%s: no loop device here: not tested\n", type);
+		return false;
+	}
+	snprintf(dev, sizeof(dev), "%s", loopdev);
+	if (mount(dev, image_dir[i], type, 0, NULL) != 0) {
+		fprintf(stderr, "%s: the kernel would not mount it (%s): not tested\n", type,
+			strerror(errno));
+		close(loop);
+		return false;
+	}
+	close(loop);	/* the mount keeps the device; autoclear at umount */
+	return true;
 }
 
 static int sparse_file_in(const char *dir, char *path, size_t len)
@@ -1030,6 +1104,89 @@ START_TEST(test_tmpfs_size_near_int64_max)
 }
 END_TEST
 
+/*
+ * Files of the largest size tmpfs takes (INT64_MAX), which any user can
+ * make in /dev/shm.  Linux 6.18's tmpfs SEEK_DATA says "no more data" for
+ * data in the folio that reaches 2^63, and SEEK_HOLE there answers
+ * INT64_MIN or the offset (checked first: if the kernel is ever right, the
+ * test says so and the library's rule, sm_trusted_end(), could go).  The
+ * library calls the last 2 MiB data; every answer must agree with every
+ * other, and the loop of sparse_map(3) must end.  With huge=always the
+ * folio is 2 MiB: a byte 2 MiB less 8 KiB below the end is in it.
+ */
+static void check_int64_max_file(const char *dir, int64_t data_at, int64_t len, bool kernel_wrong)
+{
+	const int64_t size = INT64_MAX;
+	struct th_map m;
+	const char *err;
+	char p[4096];
+	int fd = th_create(dir, p, sizeof(p));
+
+	th_truncate(fd, size);
+	if (len > 0)
+		th_fill(fd, data_at, len);
+	if (kernel_wrong && len > 0) {
+		errno = 0;
+		ck_assert_msg(lseek(fd, 0, SEEK_DATA) < 0 && errno == ENXIO,
+			      "the kernel now finds data at %lld: the last folio's rule may go",
+			      (long long)data_at);
+	}
+	err = th_lseek_consistent(fd, (uint64_t)data_at, 400);
+	ck_assert_msg(err == NULL, "%s, data at %lld: %s", dir, (long long)data_at, err);
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, 0, 0, &m), 0);
+	if (len > 0)
+		ck_assert_msg(th_kind_at(&m, data_at) == SPARSE_MAP_DATA &&
+			      th_kind_at(&m, data_at + len - 1) == SPARSE_MAP_DATA,
+			      "data at %lld is called a hole: %s", (long long)data_at, th_describe(&m));
+	/*
+	 * Beyond what was written (rounded out to a huge folio), only the
+	 * zone the library does not ask the kernel about may be called data:
+	 * the last max(2 MiB, page size squared / 8) bytes.
+	 */
+	{
+		const int64_t page = sysconf(_SC_PAGESIZE), fol = 2 << 20;
+		const int64_t zone = page * page / 8 > fol ? page * page / 8 : fol;
+		const int64_t lo = data_at / fol * fol;
+		const int64_t hi = len > 0 && data_at + len <= size - fol ?
+					   (data_at + len + fol - 1) / fol * fol : lo;
+
+		for (size_t i = 0; i < m.n; i++) {
+			int64_t s0 = m.r[i].offset, e0 = s0 + m.r[i].length;
+
+			if (m.r[i].kind != SPARSE_MAP_DATA || (s0 >= lo && e0 <= hi))
+				continue;
+			ck_assert_msg(s0 >= size - zone + 1,
+				      "data called where none was written: %s", th_describe(&m));
+		}
+	}
+	th_map_free(&m);
+	th_lseek_forget();
+	close(fd);
+	unlink(p);
+}
+
+START_TEST(test_int64_max_files_are_consistent)
+{
+	ck_assert(tmpfs_ok);
+#ifndef SM_HAVE_SEEK
+	/* tmpfs has no FIEMAP: without SEEK only a read of 2^63 bytes would
+	 * find the holes (sparse_map_lseek(3) NOTES). */
+	printf("built without SEEK_DATA: files of 2^63 bytes on tmpfs not tested\n");
+	return;
+#endif
+	check_int64_max_file(tmpfs, 0, 0, false);		/* no data at all */
+	check_int64_max_file(tmpfs, INT64_MAX - 4095, 4095, true);	/* the last page */
+	check_int64_max_file(tmpfs, INT64_MAX - 1, 1, true);	/* the last byte */
+	check_int64_max_file(tmpfs, (int64_t)1 << 40, 4096, false);	/* far below */
+	if (!hugefs_ok) {
+		printf("tmpfs huge=always: cannot be mounted here: the 2 MiB folio not tested\n");
+		return;
+	}
+	check_int64_max_file(hugefs, INT64_MAX - (2 << 20) + 8193, 1, false);
+	check_int64_max_file(hugefs, INT64_MAX - 4095, 4095, false);
+}
+END_TEST
+
 /* Block devices: size from the device, AUTO reads it (SCAN). */
 START_TEST(test_loop_block_device_is_scanned)
 {
@@ -1129,6 +1286,157 @@ START_TEST(test_scan_keeps_the_page_cache_as_it_was)
 }
 END_TEST
 
+#ifdef SM_HAVE_FIEMAP
+/* Whether the kernel's FIEMAP calls [off, off + len) of fd one or more
+ * unwritten extents, and nothing around it. */
+static bool fiemap_says_unwritten(int fd, int64_t off, int64_t len)
+{
+	union {
+		struct fiemap fm;
+		unsigned char space[sizeof(struct fiemap) + 8 * sizeof(struct fiemap_extent)];
+	} u;
+	int64_t at = off;
+
+	memset(&u, 0, sizeof(u));
+	u.fm.fm_start = (uint64_t)off;
+	u.fm.fm_length = (uint64_t)len;
+	u.fm.fm_extent_count = 8;
+	if (ioctl(fd, FS_IOC_FIEMAP, &u.fm) != 0 || u.fm.fm_mapped_extents == 0)
+		return false;
+	for (unsigned int i = 0; i < u.fm.fm_mapped_extents; i++) {
+		const struct fiemap_extent *e = &u.fm.fm_extents[i];
+
+		if (!(e->fe_flags & FIEMAP_EXTENT_UNWRITTEN) || (int64_t)e->fe_logical != at)
+			return false;
+		at += (int64_t)e->fe_length;
+	}
+	return at == off + len;
+}
+#endif
+
+/*
+ * Issue 27 on real files: a hole, preallocated space touching it, written
+ * zeroes touching a second hole, then data, each 64 KiB (a multiple of
+ * every block size here).  Under SPARSE_MAP_SPLIT_FLAGS and ZEROES every
+ * byte must be what was made of it: the holes unflagged holes, the written
+ * zeroes a hole flagged ZEROES, the data data.  The preallocated space is
+ * a hole: flagged UNWRITTEN, with exactly its bounds, where the file
+ * system's FIEMAP calls it unwritten and the map uses FIEMAP (ext4, XFS,
+ * Btrfs); tmpfs has no FIEMAP, and its SEEK calls fallocated pages holes,
+ * unflagged.  Where the map reads (SCAN: tmpfs in a build without SEEK),
+ * the written zeroes are a hole, flagged or not.  Once as written
+ * (nothing flushed) and once after SYNC.
+ * Without the flag the four holes are one, unflagged, as in 1.0.
+ */
+enum { SPLIT_ON_TMPFS = NIMAGES, NSPLIT_FS };
+#define SPLIT_UNIT (64 * 1024)
+
+START_TEST(test_split_flags_on_every_file_system)
+{
+	static const struct {
+		const char *what;
+		enum sparse_map_kind kind;
+		uint32_t flags;		/* expected, but see prealloc */
+	} region[] = {
+		{ "the first hole", SPARSE_MAP_HOLE, 0 },
+		{ "preallocated space", SPARSE_MAP_HOLE, SPARSE_MAP_RANGE_UNWRITTEN },
+		{ "written zeroes", SPARSE_MAP_HOLE, SPARSE_MAP_RANGE_ZEROES },
+		{ "the second hole", SPARSE_MAP_HOLE, 0 },
+		{ "written data", SPARSE_MAP_DATA, 0 },
+	};
+	const int64_t u = SPLIT_UNIT;
+	const char *type = _i == SPLIT_ON_TMPFS ? "tmpfs" : image_types[_i];
+	const char *dir = _i == SPLIT_ON_TMPFS ? tmpfs : image_dir[_i];
+	bool unwritten = false;
+	char p[4200];
+	struct th_map m, maps[2];
+	const char *err;
+	int fd;
+
+	if (_i == SPLIT_ON_TMPFS) {
+		ck_assert(tmpfs_ok);
+	} else if (!image_ok[_i]) {
+		fprintf(stderr, "%s: could not be mounted here (the reason is above): "
+			"SPARSE_MAP_SPLIT_FLAGS not tested on it\n", type);
+		return;
+	}
+	fd = th_create(dir, p, sizeof(p));
+	th_truncate(fd, 5 * u);
+	ck_assert_msg(th_fallocate(fd, 0, u, u), "%s: fallocate is not supported", type);
+	th_zero_fill(fd, 2 * u, u);
+	th_fill(fd, 4 * u, u);
+	for (int sync = 0; sync < 2; sync++) {
+		unsigned int flags = SPARSE_MAP_SPLIT_FLAGS | SPARSE_MAP_ZEROES |
+				     (sync ? SPARSE_MAP_SYNC : 0);
+
+#ifdef SM_HAVE_FIEMAP
+		unwritten = fiemap_says_unwritten(fd, u, u);
+#endif
+		ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, flags, 0, &m), 0);
+		/* Every byte: each range against each region it covers. */
+		for (size_t k = 0; k < m.n; k++) {
+			const struct sparse_map_range *r = &m.r[k];
+
+			for (int64_t g = r->offset / u; g < 5 && g * u < r->offset + r->length; g++) {
+				uint32_t want = region[g].flags;
+
+				if (g == 1 && !(unwritten && m.backend == SPARSE_MAP_BACKEND_FIEMAP))
+					want = r->flags & SPARSE_MAP_RANGE_ZEROES;	/* 0, or read as zeroes */
+				/* SCAN (tmpfs in a build without SEEK) reads; it
+				 * cannot tell stored zeroes from a hole. */
+				if (g == 2 && m.backend == SPARSE_MAP_BACKEND_SCAN)
+					want = r->flags & SPARSE_MAP_RANGE_ZEROES;
+				ck_assert_msg(r->kind == region[g].kind && r->flags == want,
+					      "%s, flags %#x: bytes [%lld, %lld) of %s are %s%s%s "
+					      "(FIEMAP %s unwritten): %s", type, flags,
+					      (long long)(g * u), (long long)((g + 1) * u),
+					      region[g].what,
+					      r->kind == SPARSE_MAP_DATA ? "data" : "a hole",
+					      r->flags & SPARSE_MAP_RANGE_UNWRITTEN ? ", unwritten" : "",
+					      r->flags & SPARSE_MAP_RANGE_ZEROES ? ", zeroes" : "",
+					      unwritten ? "says" : "does not say", th_describe(&m));
+			}
+			/* A flagged run has exactly the bounds of what was made. */
+			if (r->flags & SPARSE_MAP_RANGE_UNWRITTEN)
+				ck_assert_msg(r->offset == u && r->length == u,
+					      "%s: the unwritten extent is [%lld, +%lld), expected "
+					      "[%lld, +%lld): %s", type, (long long)r->offset,
+					      (long long)r->length, (long long)u, (long long)u,
+					      th_describe(&m));
+			if (r->flags & SPARSE_MAP_RANGE_ZEROES && r->offset >= 2 * u)
+				ck_assert_msg(r->offset == 2 * u && r->length == u,
+					      "%s: the written zeroes are [%lld, +%lld), expected "
+					      "[%lld, +%lld): %s", type, (long long)r->offset,
+					      (long long)r->length, (long long)(2 * u), (long long)u,
+					      th_describe(&m));
+		}
+		maps[sync] = m;
+	}
+	/* Only now read the holes back: on ext4 and XFS, pages that a read
+	 * left in the page cache over an unwritten extent make the kernel's
+	 * SEEK_DATA call it data (which ZEROES then finds zeroes). */
+	for (int sync = 0; sync < 2; sync++) {
+		err = th_check_contract(fd, &maps[sync], 0);
+		ck_assert_msg(err == NULL, "%s%s: %s", type, sync ? ", SYNC" : "", err);
+		th_map_free(&maps[sync]);
+	}
+#ifdef SM_HAVE_FIEMAP
+	if (_i != SPLIT_ON_TMPFS)
+		ck_assert_msg(unwritten, "%s: FIEMAP does not call fallocated space unwritten", type);
+#endif
+
+	/* Without the flag: data and holes alternate, and the holes are one. */
+	ck_assert_int_eq(th_collect(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_ZEROES, 0, &m), 0);
+	ck_assert_msg(m.n == 2 && m.r[0].kind == SPARSE_MAP_HOLE && m.r[0].length == 4 * u &&
+		      m.r[0].flags == 0 && m.r[1].kind == SPARSE_MAP_DATA,
+		      "%s, ZEROES without SPLIT_FLAGS: expected one unflagged hole of %lld bytes "
+		      "and data: %s", type, (long long)(4 * u), th_describe(&m));
+	th_map_free(&m);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mounts");
@@ -1160,6 +1468,8 @@ int main(void)
 	snprintf(hugefs, sizeof(hugefs), "%s/tmpfs-huge", top);
 	hugefs_ok = mkdir(hugefs, 0700) == 0 &&
 		    mount("sm-tmpfs-huge", hugefs, "tmpfs", 0, "huge=always") == 0;
+	for (int i = 0; i < NIMAGES; i++)
+		image_ok[i] = mount_image(i);
 
 	unsetenv("SPARSE_MAP_BACKEND");
 	tcase_set_timeout(tc, 300);
@@ -1193,9 +1503,11 @@ int main(void)
 	tcase_add_test(tc, test_tmpfs_has_seek_without_fiemap);
 	tcase_add_loop_test(tc, test_tmpfs_every_layout_every_backend, 0, (int)th_nlayouts * 3);
 	tcase_add_test(tc, test_tmpfs_size_near_int64_max);
+	tcase_add_test(tc, test_int64_max_files_are_consistent);
 	tcase_add_test(tc, test_tmpfs_huge_granularity);
 	tcase_add_loop_test(tc, test_tmpfs_no_read_reads_nothing, 0, (int)th_nlayouts);
 	tcase_add_test(tc, test_loop_block_device_is_scanned);
+	tcase_add_loop_test(tc, test_split_flags_on_every_file_system, 0, NSPLIT_FS);
 	suite_add_tcase(s, tc);
 	return th_run_suite(s);
 }

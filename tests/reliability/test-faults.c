@@ -719,6 +719,10 @@ START_TEST(test_lseek_under_faults)
 			int64_t base, got;
 			int base_errno, calls[NCALLS];
 
+			/* Each call from a clean slate: what the last one left
+			 * (a proven answer, a kept walk) changes which calls the
+			 * next makes. */
+			th_lseek_forget();
 			disarm();
 			errno = 0;
 			base = sparse_map_lseek(fd, offsets[oi], whences[wi]);
@@ -734,6 +738,7 @@ START_TEST(test_lseek_under_faults)
 							 "%s: sparse_map_lseek(%lld, %s): %s call %d fails with %s",
 							 layout, (long long)offsets[oi],
 							 wi ? "HOLE" : "DATA", call_name[c], k, strerror(err));
+						th_lseek_forget();
 						disarm();
 						inj.call = c;
 						inj.k = k;
@@ -742,8 +747,14 @@ START_TEST(test_lseek_under_faults)
 						errno = 0;
 						got = sparse_map_lseek(fd, offsets[oi], whences[wi]);
 						/* cachestat and posix_fadvise: as often as
-						 * the page cache's state asks for. */
-						if (!inj.fired && (c == C_CACHESTAT || c == C_FADVISE))
+						 * the page cache's state asks for.  And
+						 * over preallocated space the kernel's
+						 * SEEK_DATA answers by what the page cache
+						 * holds, which an earlier run's read may
+						 * have changed, and with it which calls
+						 * follow (answers_repeat()). */
+						if (!inj.fired && (c == C_CACHESTAT || c == C_FADVISE ||
+								   !answers_repeat(layout, SPARSE_MAP_BACKEND_SEEK)))
 							break;
 						REQUIRE(inj.fired, "%s: call never made", what);
 						expect_no_leak(what);
