@@ -20,6 +20,7 @@ EXAMPLE_TESTS = \
 	examples/test-sparse-ls.sh \
 	examples/test-sparse-cp.sh \
 	examples/test-sparse-cp-append.sh \
+	examples/test-copy-pseudo.sh \
 	examples/test-downstream.sh
 TESTS += $(EXAMPLE_TESTS)
 dist_check_SCRIPTS += $(EXAMPLE_TESTS)
@@ -31,16 +32,12 @@ EXTRA_DIST += \
 AM_TESTS_ENVIRONMENT += MAKE='$(MAKE)'; export MAKE;
 
 # `make demo`: a small sparse file (data, a hole, data, a trailing hole)
-# and its map.
+# and its map.  The man pages' examples are run on the same layout.
 DEMO_FILE = examples/demo.img
-CLEANFILES += $(DEMO_FILE) examples/demo.data
+CLEANFILES += $(DEMO_FILE)
+EXTRA_DIST += examples/make-demo.sh
 demo: examples/sparse-ls$(EXEEXT)
-	$(AM_V_GEN)rm -f $(DEMO_FILE) examples/demo.data && \
-	yes 'libsparse-map demo' | head -c 65536 > examples/demo.data && \
-	truncate -s 4M $(DEMO_FILE) && \
-	dd if=examples/demo.data of=$(DEMO_FILE) bs=64k count=1 conv=notrunc status=none && \
-	dd if=examples/demo.data of=$(DEMO_FILE) bs=64k count=1 seek=16 conv=notrunc status=none && \
-	rm -f examples/demo.data
+	$(AM_V_GEN)$(SHELL) $(srcdir)/examples/make-demo.sh $(DEMO_FILE)
 	@echo '$$ examples/sparse-ls $(DEMO_FILE)'
 	@examples/sparse-ls $(DEMO_FILE)
 .PHONY: demo

@@ -13,11 +13,12 @@
  * The copy goes to a new file beside DST that replaces DST only once it is
  * complete, so a failed copy never leaves a DST that looks finished.
  *
- * A SRC that changes while it is copied: the copy is SRC as it was at one
- * moment, up to the size seen when the map was taken.  Bytes appended later
- * are not copied (the map knows nothing of them, and setting the size past
- * it would invent zeroes where SRC has data).  If SRC shrinks, the copy
- * ends where SRC now ends.
+ * The map covers SRC's size as fstat gave it.  Past it, SRC is read on to
+ * its end and the bytes copied as data: files of procfs say 0 bytes and
+ * hold more, and SRC may grow while it is copied.  A read that ends early
+ * ends the copy (a sysfs attribute says 4096 bytes and reads 23, or SRC
+ * shrank).  So DST holds every byte a plain read of SRC returns, as cat
+ * would write them, and SRC's holes where the map found them.
  */
 #include "example.h"
 
@@ -143,8 +144,9 @@ static int64_t copy_data(struct copy *c, int64_t off, int64_t len)
 }
 
 /*
- * Copy every data range of SRC into c->dst and set its size: 0 or -errno.
- * Holes are never written; ftruncate makes them.
+ * Copy every data range of SRC into c->dst, then what SRC holds past the
+ * map, and set DST's size: 0 or -errno.  Holes are never written;
+ * ftruncate makes them.
  */
 static int copy_file(struct copy *c, enum sparse_map_backend backend, unsigned int flags)
 {
@@ -153,16 +155,14 @@ static int copy_file(struct copy *c, enum sparse_map_backend backend, unsigned i
 	int64_t size;
 	int rc;
 
+	bool ended = false;	/* a read found SRC's end before the map's */
+	int64_t n;
+
 	rc = sparse_map_open(c->src, backend, flags, &map);
 	if (rc < 0)
 		return rc;
-	/* The size the map was taken at, not SRC's size when we finish: bytes
-	 * appended since were never mapped, and a size past what was copied
-	 * would read back as zeroes where SRC has data. */
 	size = sparse_map_size(map);
 	while ((rc = sparse_map_next(map, &r)) == 1) {
-		int64_t n;
-
 		if (r.kind != SPARSE_MAP_DATA)
 			continue;
 		n = copy_data(c, r.offset, r.length);
@@ -171,24 +171,22 @@ static int copy_file(struct copy *c, enum sparse_map_backend backend, unsigned i
 			break;
 		}
 		if (n < r.length) {
-			struct stat st;
-
-			/* SRC shrank.  It ends at or before the short read; a
-			 * copy that long is SRC as it is now. */
-			if (fstat(c->src, &st) < 0) {
-				rc = -errno;
-				break;
-			}
+			/* SRC ends here, as a read sees it now. */
 			size = r.offset + n;
-			if ((int64_t)st.st_size < size)
-				size = (int64_t)st.st_size;
-			rc = 0;
+			ended = true;
 			break;
 		}
 	}
 	sparse_map_close(map);
 	if (rc < 0)
 		return rc;
+	if (!ended) {
+		/* What SRC holds past the size the map was taken at. */
+		n = copy_data(c, size, INT64_MAX - size);
+		if (n < 0)
+			return (int)n;
+		size += n;
+	}
 	if (example_ftruncate(c->dst, size) < 0)
 		return -errno;
 	return 0;

@@ -45,12 +45,8 @@ wine tests/.libs/test-anywhere.exe "$(winpath "$build/scratch")" | tr -d '\r' | 
 grep -q '^windows (wine): [0-9]* checks, 0 failed$' anywhere.out ||
 	{ echo "FAIL: test-anywhere under wine"; exit 1; }
 
-# The README's demo layout: 64 KiB of data, a hole, 64 KiB at 1 MiB, a hole to 4 MiB.
-rm -f demo.img
-truncate -s 4M demo.img
-{ yes 'libsparse-map demo' || true; } | head -c 65536 >demo.data	# yes dies of SIGPIPE
-dd if=demo.data of=demo.img bs=64k count=1 conv=notrunc status=none
-dd if=demo.data of=demo.img bs=64k seek=16 count=1 conv=notrunc status=none
+# make demo's file: 64 KiB of data, a hole, 64 KiB at 1 MiB, a hole to 4 MiB.
+sh "$src/examples/make-demo.sh" demo.img
 wine examples/.libs/sparse-ls.exe demo.img | tr -d '\r' | tee ls.out
 cat >ls.want <<'EOF'
 demo.img: backend scan, size 4194304
