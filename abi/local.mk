@@ -34,3 +34,12 @@ TESTS += abi/test-exports.sh
 # functions and hidden sm_* internals only.
 dist_check_SCRIPTS += abi/test-archive-symbols.sh
 TESTS += abi/test-archive-symbols.sh
+
+# ...and a shared library of another project can take the archive whole
+# (its objects are PIC): the program and library it builds from these,
+# with the build's compiler flags (under names no other test's make reads).
+AM_TESTS_ENVIRONMENT += build_cflags='$(CFLAGS)'; build_ldflags='$(LDFLAGS)'; \
+	export build_cflags build_ldflags;
+dist_check_SCRIPTS += abi/test-archive-in-shared-lib.sh
+TESTS += abi/test-archive-in-shared-lib.sh
+EXTRA_DIST += abi/archive-wrap.c abi/archive-wrap-main.c
