@@ -10,7 +10,8 @@
 # With a NAME, the program is instead the example blocks (.EX to .EE) that
 # follow the comment line `.\" program: NAME`, in any section, up to the
 # next such comment or section heading: a page may show more programs than
-# its EXAMPLES one.
+# its EXAMPLES one.  Without a NAME, blocks after such a comment are left
+# out, so EXAMPLES may end with a second, named program.
 #
 # Exits 1 when the page has no such program, and 2 on an escape it does
 # not know (rather than hand the compiler something the page does not say).
@@ -42,7 +43,7 @@ function unescape(s,    out, i, c, n) {
 }
 /^\.SH / { section = $0; sub(/^\.SH +/, "", section); gsub(/"/, "", section); inex = 0; program = ""; next }
 /^\.\\" program: / { program = $0; sub(/^\.\\" program: */, "", program); next }
-want == "" && section != "EXAMPLES" { next }
+want == "" && (section != "EXAMPLES" || program != "") { next }
 want != "" && program != want { next }
 /^\.EX/ { inex = 1; found = 1; next }
 /^\.EE/ { inex = 0; next }
