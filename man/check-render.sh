@@ -22,7 +22,7 @@ trap 'rm -rf "$elsewhere"' EXIT
 cd "$elsewhere"
 fail=0
 n=0
-for page in "$src"/man/*.3; do
+for page in "$src"/man/*.3 "$src"/man/*.1; do
 	name=${page##*/}
 	n=$((n + 1))
 	if [ "$have_man" = yes ]; then
