@@ -36,8 +36,13 @@ AM_TESTS_ENVIRONMENT += MAKE='$(MAKE)'; export MAKE;
 DEMO_FILE = examples/demo.img
 CLEANFILES += $(DEMO_FILE)
 EXTRA_DIST += examples/make-demo.sh
-demo: examples/sparse-ls$(EXEEXT)
+# And, where it is built, the sparse-map command's picture of it.
+demo: examples/sparse-ls$(EXEEXT) $(DEMO_TOOL)
 	$(AM_V_GEN)$(SHELL) $(srcdir)/examples/make-demo.sh $(DEMO_FILE)
 	@echo '$$ examples/sparse-ls $(DEMO_FILE)'
 	@examples/sparse-ls $(DEMO_FILE)
+	@if test -n '$(DEMO_TOOL)'; then \
+		echo '$$ sparse-map map --bar --width=64 $(DEMO_FILE)'; \
+		$(DEMO_TOOL) map --bar --width=64 $(DEMO_FILE); \
+	fi
 .PHONY: demo
