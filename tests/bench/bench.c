@@ -23,6 +23,13 @@
  *   bench scan FS FILE RUNS REPS BACKEND [zeroes]
  *                                    a reading map against cat and cp --sparse=always
  *   bench copy FS FILE REPS COPIER   COPIER against cp --sparse=auto|always
+ *   bench toolcp FS FILE RUNS REPS TOOL [SIZE DATA]
+ *                                    `TOOL cp` (the sparse-map command) against
+ *                                    cp --sparse=always --reflink=never; with SIZE
+ *                                    DATA, FILE made again (mkzero) before each copy
+ *                                    and its st_blocks after each reported (ramfs)
+ *   bench bmap FS IMAGE RUNS REPS TOOL
+ *                                    `TOOL bmap` against bmaptool create
  *   bench stub FS REPS FILE RUNS [FILE RUNS]...
  *                                    where SEEK is the stub (ramfs, FUSE without
  *                                    lseek): a sparse_map_lseek loop against an AUTO
@@ -185,11 +192,12 @@ static const char *seconds(double t, char *buf, size_t len)
 	return buf;
 }
 
-/* One row of the table.  limit < 0: no target, only a measurement. */
+/* One row of the table.  limit < 0: no target, only a measurement.  A
+ * note follows the verdict ("met; identical"), or stands alone. */
 static void row(const char *fs, const char *what, const char *file, const char *mine,
 		const char *base, double ratio, double limit, bool strict, const char *note)
 {
-	char target[32] = "none";
+	char target[32] = "none", verdict[256];
 	const char *mark = note ? note : "";
 
 	if (limit >= 0) {
@@ -198,8 +206,9 @@ static void row(const char *fs, const char *what, const char *file, const char *
 		bool ok = strict ? shown < limit : shown <= limit;
 
 		snprintf(target, sizeof(target), "%s %.2f", strict ? "<" : "<=", limit);
-		if (!note)
-			mark = ok ? "met" : "**MISS**";
+		snprintf(verdict, sizeof(verdict), "%s%s%s", ok ? "met" : "**MISS**",
+			 note ? "; " : "", note ? note : "");
+		mark = verdict;
 	}
 	printf("| %s | %s | %s | %s | %s | %.2f | %s | %s |\n",
 	       fs, what, file, mine, base, ratio, target, mark);
@@ -1004,6 +1013,199 @@ static void cmd_copy(const char *fs, const char *path, int reps, const char *cop
 	}
 }
 
+/*
+ * The sparse-map command (issue 29), TOOL being its path.  `TOOL cp SRC
+ * DEST` against cp --sparse=always --reflink=never: cp may then neither
+ * share blocks nor hand the copy to copy_file_range, which the tool tries
+ * first.  Target 1.05.  Every copy of the first, untimed round is checked
+ * to be the source (data ranges only where both report holes).  With SIZE
+ * and DATA the source is made again (mkzero ... sparse) before every copy,
+ * untimed: on ramfs cp reads the holes, which stores them, and the next
+ * copy would start from a dense file; the source's st_blocks after each
+ * copy is then printed beside that copy's time, the worst of all rounds.
+ */
+static void cmd_toolcp(const char *fs, const char *path, long long runs, int reps,
+		       const char *tool, const char *remake_size, const char *remake_data)
+{
+	char dest[PATH_MAX], file[96], mine[128], base[160], note[96], a[32], b[32], c[32], n[32];
+	char *argv[2][6] = {
+		{ (char *)tool, "cp", "--no-progress", (char *)path, dest, NULL },
+		{ "cp", "--sparse=always", "--reflink=never", (char *)path, dest, NULL },
+	};
+	bool remake = remake_size != NULL;
+	long long size = remake ? parse_num(remake_size) : 0, data = remake ? parse_num(remake_data) : 0;
+	long long src_blocks, src_after[2] = { 0, 0 }, dst_blocks[2] = { 0, 0 };
+	double t[2][MAX_REPS], ratio[MAX_REPS];
+	bool kept;
+	int fd;
+
+	if (remake)
+		cmd_mkzero(path, size, data, false);
+	src_blocks = blocks_of(path);
+	fd = open_or_die(path, O_RDONLY);
+	size = file_size(fd, path);
+	close(fd);
+	snprintf(dest, sizeof(dest), "%s.copy", path);
+	for (int r = -1; r < reps; r++) {
+		for (int turn = 0; turn < 2; turn++) {
+			int who = (turn + (r < 0 ? 0 : r)) % 2;
+			long long after;
+			double d;
+
+			if (remake && (r >= 0 || turn > 0))
+				cmd_mkzero(path, size, data, false);
+			unlink_if_there(dest);
+			d = run_tool(argv[who]);
+			after = blocks_of(path);
+			src_after[who] = after > src_after[who] ? after : src_after[who];
+			if (r < 0) {
+				/* Checked once, untimed (and after the source's
+				 * blocks are counted: on ramfs the check reads
+				 * its holes too). */
+				dst_blocks[who] = blocks_of(dest);
+				if (!same_file(path, dest))
+					die("%s: the copy by %s differs from %s", dest,
+					    who ? "cp" : tool, path);
+			} else {
+				t[who][r] = d;
+			}
+			unlink_if_there(dest);
+		}
+		if (r >= 0)
+			ratio[r] = t[0][r] / t[1][r];
+	}
+	kept = dst_blocks[0] <= src_blocks + src_blocks / 100 + 8;
+	snprintf(file, sizeof(file), "%s, %s data runs, %s stored", human_size(size, a, sizeof(a)),
+		 grouped(runs, n, sizeof(n)), human_size(src_blocks * 512, b, sizeof(b)));
+	if (remake) {
+		snprintf(mine, sizeof(mine), "%s, %s stored; source after: %s stored",
+			 seconds(median(t[0], reps), a, sizeof(a)),
+			 human_size(dst_blocks[0] * 512, b, sizeof(b)),
+			 human_size(src_after[0] * 512, c, sizeof(c)));
+		snprintf(base, sizeof(base),
+			 "%s, %s stored; source after: %s stored (cp --sparse=always --reflink=never)",
+			 seconds(median(t[1], reps), a, sizeof(a)),
+			 human_size(dst_blocks[1] * 512, b, sizeof(b)),
+			 human_size(src_after[1] * 512, c, sizeof(c)));
+	} else {
+		snprintf(mine, sizeof(mine), "%s, %s stored", seconds(median(t[0], reps), a, sizeof(a)),
+			 human_size(dst_blocks[0] * 512, b, sizeof(b)));
+		snprintf(base, sizeof(base), "%s, %s stored (cp --sparse=always --reflink=never)",
+			 seconds(median(t[1], reps), a, sizeof(a)),
+			 human_size(dst_blocks[1] * 512, b, sizeof(b)));
+	}
+	snprintf(note, sizeof(note), "identical; %s%s", kept ? "holes kept" : "**HOLES LOST**",
+		 !remake ? "" : src_after[0] == src_blocks ? "; source as it was" : "; **SOURCE CHANGED**");
+	row(fs, "copy, sparse-map cp", file, mine, base, median(ratio, reps), 1.05, false, note);
+}
+
+/* What a bmap file maps, whatever its comments and layout: its lines of
+ * sizes, checksum type and ranges (with their checksums), without spaces.
+ * *ranges is the count of ranges. */
+static char *bmap_key(const char *path, long long *ranges)
+{
+	static const char *const tags[] = {
+		"<ImageSize>", "<BlockSize>", "<BlocksCount>", "<MappedBlocksCount>",
+		"<ChecksumType>", "<Range ",
+	};
+	const size_t ntags = sizeof(tags) / sizeof(*tags);
+	FILE *f = fopen(path, "r");
+	char *line = NULL, *key;
+	size_t cap = 0, klen = 0, kcap = 4096;
+	ssize_t len;
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	key = malloc(kcap);
+	if (!key)
+		die("out of memory");
+	*ranges = 0;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		const char *p = line + strspn(line, " \t");
+		size_t i = 0;
+
+		while (i < ntags && strncmp(p, tags[i], strlen(tags[i])) != 0)
+			i++;
+		if (i == ntags)
+			continue;
+		if (i == ntags - 1)
+			(*ranges)++;
+		if (klen + (size_t)len + 2 > kcap) {
+			kcap = 2 * (klen + (size_t)len + 2);
+			key = realloc(key, kcap);
+			if (!key)
+				die("out of memory");
+		}
+		for (; *p; p++)
+			if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+				key[klen++] = *p;
+		key[klen++] = '\n';
+	}
+	key[klen] = '\0';
+	free(line);
+	fclose(f);
+	return key;
+}
+
+/*
+ * `TOOL bmap IMAGE -o OUT` against `bmaptool create -o OUT IMAGE` (issue
+ * 29), target 0.5.  bmaptool flushes the image before it maps it (fsync,
+ * and FIEMAP_FLAG_SYNC), the tool does not: the image is flushed once here
+ * first, so that both start from an image without dirty pages.  The two
+ * bmap files of the first, untimed round must map the same ranges with the
+ * same checksums, one range a run of the image.
+ */
+static void cmd_bmap(const char *fs, const char *image, long long runs, int reps, const char *tool)
+{
+	char out[2][PATH_MAX], file[96], mine[64], base[96], a[32], b[32], n[32];
+	char *argv[2][6] = {
+		{ (char *)tool, "bmap", (char *)image, "-o", out[0], NULL },
+		{ "bmaptool", "create", "-o", out[1], (char *)image, NULL },
+	};
+	double t[2][MAX_REPS], ratio[MAX_REPS];
+	long long stored = blocks_of(image), ranges[2];
+	int fd = open_or_die(image, O_RDONLY);
+	off_t size = file_size(fd, image);
+
+	if (fsync(fd) < 0)
+		die("%s: fsync: %s", image, strerror(errno));
+	close(fd);
+	snprintf(out[0], sizeof(out[0]), "%s.sparse-map.bmap", image);
+	snprintf(out[1], sizeof(out[1]), "%s.bmaptool.bmap", image);
+	for (int r = -1; r < reps; r++) {
+		for (int turn = 0; turn < 2; turn++) {
+			int who = (turn + (r < 0 ? 0 : r)) % 2;
+			double d;
+
+			unlink_if_there(out[who]);
+			d = run_tool(argv[who]);
+			if (r >= 0)
+				t[who][r] = d;
+		}
+		if (r < 0) {
+			char *k0 = bmap_key(out[0], &ranges[0]), *k1 = bmap_key(out[1], &ranges[1]);
+
+			if (strcmp(k0, k1) != 0)
+				die("%s and %s map other blocks, or give them other checksums",
+				    out[0], out[1]);
+			if (ranges[0] != runs)
+				die("%s: %lld ranges; the image has %lld runs", out[0], ranges[0], runs);
+			free(k0);
+			free(k1);
+		} else {
+			ratio[r] = t[0][r] / t[1][r];
+		}
+	}
+	unlink_if_there(out[0]);
+	unlink_if_there(out[1]);
+	snprintf(file, sizeof(file), "%s, %s data runs, %s stored", human_size(size, a, sizeof(a)),
+		 grouped(runs, n, sizeof(n)), human_size(stored * 512, b, sizeof(b)));
+	snprintf(mine, sizeof(mine), "%s", seconds(median(t[0], reps), a, sizeof(a)));
+	snprintf(base, sizeof(base), "%s (bmaptool create)", seconds(median(t[1], reps), b, sizeof(b)));
+	row(fs, "bmap, sparse-map bmap", file, mine, base, median(ratio, reps), 0.5, false,
+	    "same ranges and checksums; image synced before both");
+}
+
 #ifdef SM_HAVE_SEEK
 /* Bytes this process has read with read(2) and pread(2) so far
  * (/proc/self/io rchar), or -1 where the system does not say. */
@@ -1306,6 +1508,11 @@ int main(int argc, char **argv)
 			 argc == 8 && strcmp(argv[7], "zeroes") == 0);
 	else if (strcmp(cmd, "copy") == 0 && argc == 6)
 		cmd_copy(argv[2], argv[3], parse_reps(argv[4]), argv[5]);
+	else if (strcmp(cmd, "toolcp") == 0 && (argc == 7 || argc == 9))
+		cmd_toolcp(argv[2], argv[3], parse_num(argv[4]), parse_reps(argv[5]), argv[6],
+			   argc == 9 ? argv[7] : NULL, argc == 9 ? argv[8] : NULL);
+	else if (strcmp(cmd, "bmap") == 0 && argc == 7)
+		cmd_bmap(argv[2], argv[3], parse_num(argv[4]), parse_reps(argv[5]), argv[6]);
 #ifdef SM_HAVE_SEEK
 	else if (strcmp(cmd, "stub") == 0 && argc >= 6 && argc % 2 == 0)
 		cmd_stub(argv[2], parse_reps(argv[3]), (argc - 4) / 2, argv + 4);

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The benchmark of issue 6, run by `make bench`: makes its files on each file
 # system, has tests/bench/bench measure them, and prints one Markdown table
-# (also kept in $top_builddir/tests/bench/last-run.md).
+# (also kept in $top_builddir/tests/bench/last-run.md).  With the sparse-map
+# command built (tool/, needs nettle), also its cp and bmap against cp and
+# bmaptool (issue 29).
 #
 #   run.sh [--small] [--fs "ext4 xfs btrfs tmpfs ramfs fuse"]
 #
@@ -34,12 +36,21 @@ done
 
 bench=$top_builddir/tests/bench/bench
 copier=$top_builddir/examples/sparse-cp
+smtool=$top_builddir/tool/sparse-map
 fuse_fs=$top_builddir/tests/matrix/fuse-nolseek
 out=$top_builddir/tests/bench/last-run.md
 # With a shared library libtool builds the real program under .libs/ behind
 # a wrapper script, whose start-up (a shell) would be timed with each copy.
+libs_path=0
 if [ -x "$top_builddir/examples/.libs/sparse-cp" ]; then
 	copier=$top_builddir/examples/.libs/sparse-cp
+	libs_path=1
+fi
+if [ -x "$top_builddir/tool/.libs/sparse-map" ]; then
+	smtool=$top_builddir/tool/.libs/sparse-map
+	libs_path=1
+fi
+if [ "$libs_path" = 1 ]; then
 	export LD_LIBRARY_PATH=$top_builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 [ -x "$bench" ] || { echo "$bench is not built: run make first" >&2; exit 1; }
@@ -51,6 +62,8 @@ if [ "$small" = 1 ]; then
 	copy_size=256M copy_data=4M copy_reps=1
 	small_files=2000 small_reps=5
 	stub_runs=(1000 5000) stub_reps=3
+	tool_size=256M tool_runs=10000 tool_reps=3
+	bmap_size=256M bmap_runs=500 bmap_reps=3
 	image_size=${SM_IMAGE_SIZE:-2G}
 else
 	frag_runs=(100000 1000000)
@@ -59,6 +72,8 @@ else
 	copy_size=16G copy_data=256M copy_reps=3
 	small_files=20000 small_reps=9
 	stub_runs=(1000 20000 100000) stub_reps=3
+	tool_size=1G tool_runs=100000 tool_reps=5
+	bmap_size=1G bmap_runs=2000 bmap_reps=7
 	image_size=${SM_IMAGE_SIZE:-12G}
 fi
 export SM_IMAGE_SIZE=$image_size
@@ -66,6 +81,7 @@ scan_runs=$(( $("$bench" size "$scan_data") / 4096 ))
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 have_copier() { [ -x "$copier" ]; }
+have_tool() { [ -x "$smtool" ]; }
 mem_done=0
 
 # The fragmented files on one file system: the map rows, and the memory rows
@@ -111,6 +127,55 @@ copy_rows() {
 	"$bench" mkzero "$dir/sparse-big" "$copy_size" "$copy_data" sparse
 	"$bench" copy "$fs" "$dir/sparse-big" "$copy_reps" "$copier"
 	rm -f "$dir/sparse-big"
+}
+
+# The sparse-map command's cp against cp --sparse=always --reflink=never
+# (issue 29): on a file of $tool_size with 3 data runs of 4 KiB, and on the
+# fragmented file of $tool_runs runs (frag_rows's, when it made one).  On
+# ramfs (ramfs as the third argument) only the first, made again before
+# each copy, since cp's reading stores the source's holes there.
+tool_cp_rows() {
+	local fs=$1 dir=$2 made=0
+	if ! have_tool; then
+		"$bench" note "$fs" "sparse-map cp: not run: $smtool is not built (it needs nettle)"
+		return 0
+	fi
+	if [ "${3:-}" = ramfs ]; then
+		say "$fs: sparse-map cp of a $tool_size file with 3 data runs, made again for each copy, $tool_reps times"
+		"$bench" toolcp "$fs" "$dir/tool-3" 3 "$tool_reps" "$smtool" "$tool_size" 12K
+		rm -f "$dir/tool-3"
+		return 0
+	fi
+	say "$fs: sparse-map cp of a $tool_size file with 3 data runs, $tool_reps times"
+	"$bench" mkzero "$dir/tool-3" "$tool_size" 12K sparse
+	"$bench" toolcp "$fs" "$dir/tool-3" 3 "$tool_reps" "$smtool"
+	rm -f "$dir/tool-3"
+	if [ ! -e "$dir/frag-$tool_runs" ]; then
+		say "$fs: writing $tool_runs runs of 4 KiB, one every 64 KiB"
+		"$bench" mkfrag "$dir/frag-$tool_runs" "$tool_runs"
+		made=1
+	fi
+	say "$fs: sparse-map cp of $tool_runs runs, $tool_reps times"
+	"$bench" toolcp "$fs" "$dir/frag-$tool_runs" "$tool_runs" "$tool_reps" "$smtool"
+	[ "$made" = 0 ] || rm -f "$dir/frag-$tool_runs"
+}
+
+# The sparse-map command's bmap against bmaptool create (issue 29), on an
+# image of $bmap_size with $bmap_runs data runs of 4 KiB.
+bmap_rows() {
+	local fs=$1 dir=$2
+	if ! have_tool; then
+		"$bench" note "$fs" "sparse-map bmap: not run: $smtool is not built (it needs nettle)"
+		return 0
+	fi
+	if ! command -v bmaptool >/dev/null 2>&1; then
+		"$bench" note "$fs" "sparse-map bmap: not run: no bmaptool (Debian package bmap-tools)"
+		return 0
+	fi
+	say "$fs: sparse-map bmap of a $bmap_size image with $bmap_runs data runs, $bmap_reps times"
+	"$bench" mkzero "$dir/bmap-image" "$bmap_size" "$((bmap_runs * 4))K" sparse
+	"$bench" bmap "$fs" "$dir/bmap-image" "$bmap_runs" "$bmap_reps" "$smtool"
+	rm -f "$dir/bmap-image"
 }
 
 # Where SEEK is the stub (ramfs, FUSE without lseek): sparse_map_lseek
@@ -185,9 +250,12 @@ run_all() {
 		frag_rows "$fs" "$dir"
 		files_rows "$fs" "$dir"
 		copy_rows "$fs" "$dir"
+		tool_cp_rows "$fs" "$dir"
 		rm -f "$dir"/frag-*
+		bmap_rows "$fs" "$dir"
 		# cp skips the holes this file system reports, SCAN is told not to.
 		"$bench" note "$fs" "SCAN: not run: needs a file system without hole reporting (ramfs, as root)"
+		"$bench" note "$fs" "sparse-map cp on ramfs: not run: needs root"
 		zeroes_rows "$fs" "$dir"
 		return 0
 	fi
@@ -208,18 +276,23 @@ run_all() {
 			"$bench" note "$fs" "map: not run: ramfs reports no holes (SEEK is the all-data stub, no FIEMAP)"
 			stub_rows "$fs" "$dir"
 			scan_rows "$fs" "$dir"
+			tool_cp_rows "$fs" "$dir" ramfs
 			;;
 		tmpfs)
 			frag_rows "$fs" "$dir"
 			files_rows "$fs" "$dir"
 			copy_rows "$fs" "$dir"
+			tool_cp_rows "$fs" "$dir"
 			rm -f "$dir"/frag-*
+			bmap_rows "$fs" "$dir"
 			zeroes_rows "$fs" "$dir"
 			;;
 		ext4)
 			frag_rows "$fs" "$dir"
 			files_rows "$fs" "$dir"
+			tool_cp_rows "$fs" "$dir"
 			rm -f "$dir"/frag-*
+			bmap_rows "$fs" "$dir"
 			zeroes_rows "$fs" "$dir"
 			;;
 		*)
