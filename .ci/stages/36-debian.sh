@@ -8,7 +8,9 @@
 #     package;
 #  3. lintian on both, failing on any error or warning not overridden;
 #  4. the packages installed, and debian/tests run against them by
-#     autopkgtest; then purged, so that later stages see no installed copy.
+#     autopkgtest; sparse-map-tools installed beside them, and the
+#     installed sparse-map command run: its version, a map, its man page;
+#     then all purged, so that later stages see no installed copy.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/.ci/clean-source.sh"
@@ -25,7 +27,13 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/sm-debian.XXXXXX")
 installed=
 cleanup() {
 	if [ -n "$installed" ]; then
-		apt-get purge -y -q libsparse-map-dev libsparse-map0 >/dev/null || true
+		# Only the packages dpkg has: apt-get purge refuses a name it does
+		# not know, and would then purge none of them.
+		local pkgs
+		pkgs=$(dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' \
+			sparse-map-tools libsparse-map-dev libsparse-map0 2>/dev/null | awk '$1 !~ /^.n/ { print $2 }')
+		# shellcheck disable=SC2086
+		[ -z "$pkgs" ] || apt-get purge -y -q $pkgs >/dev/null || true
 	fi
 	rm -rf "$work"
 }
@@ -68,3 +76,41 @@ autopkgtest --output-dir "$work/autopkgtest" "$work/bin/libsparse-map0_${version
 	"$work/bin/libsparse-map-dev_${version}_"*.deb "$work/src/libsparse-map-$upstream" -- null ||
 	{ cat "$work/autopkgtest/"build-std* 2>/dev/null; echo "FAIL: autopkgtest (debian/tests)"; exit 1; }
 echo "autopkgtest: debian/tests passed against the installed packages"
+
+# 5. sparse-map-tools installed, with the libsparse-map0 it links, and the
+# installed command run as a user runs it: it says the packaged version, it
+# maps a sparse file (64 KiB written at 0, then a hole to 4 MiB), and its
+# man page renders without a warning.
+apt-get install -y -q "$work/bin/libsparse-map0_${version}_"*.deb \
+	"$work/bin/sparse-map-tools_${version}_"*.deb >/dev/null
+[ "$(command -v sparse-map)" = /usr/bin/sparse-map ] ||
+	{ echo "FAIL: sparse-map-tools put no /usr/bin/sparse-map on PATH ($(command -v sparse-map || true))"; exit 1; }
+said=$(sparse-map --version | sed -n 1p)
+if [ "${said##* }" != "$upstream" ]; then
+	echo "FAIL: sparse-map --version says '$said', the package is $upstream"
+	exit 1
+fi
+mkdir "$work/smoke"
+f=$work/smoke/file
+truncate -s 4M "$f"
+dd if=/dev/urandom of="$f" bs=64K count=1 conv=notrunc status=none
+rc=0
+sparse-map map "$f" >"$work/smoke/out" || rc=$?
+# A range's line is OFFSET LENGTH KIND...  The file system may keep more
+# than the 64 KiB written as data, but the data starts at 0 and the hole
+# after it runs to the end of the file.
+ranges=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print $3, $1, $2 }' "$work/smoke/out")
+data=$(sed -n '1s/^data 0 \([0-9]*\)$/\1/p' <<<"$ranges")
+if [ "$rc" != 0 ] || [ -z "$data" ] || [ "$data" -lt 65536 ] || [ "$data" -ge 4194304 ] ||
+	[ "$ranges" != "$(printf 'data 0 %s\nhole %s %s' "$data" "$data" $((4194304 - data)))" ]; then
+	cat "$work/smoke/out"
+	echo "FAIL: sparse-map map (status $rc): want data from 0 (64 KiB or more), then a hole to 4 MiB"
+	exit 1
+fi
+where=$(man -w 1 sparse-map) || { echo "FAIL: man -w 1 sparse-map: no installed page"; exit 1; }
+if ! out=$(MANWIDTH=80 MAN_KEEP_FORMATTING='' man --warnings=w -P cat 1 sparse-map 2>&1 >"$work/smoke/page") ||
+	[ -n "$out" ] || ! grep -q '^NAME' "$work/smoke/page"; then
+	printf 'FAIL: man 1 sparse-map (%s):\n%s\n' "$where" "$out"
+	exit 1
+fi
+echo "sparse-map-tools: '$said'; sparse-map map: data [0,$data), then a hole; man 1 sparse-map renders"
