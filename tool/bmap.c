@@ -237,8 +237,9 @@ static void usage(FILE *out)
 /* Whether the file is still what it was when the map began. */
 static bool same_file(const struct stat *a, const struct stat *b)
 {
-	return a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
-	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec && a->st_ino == b->st_ino;
+	return a->st_size == b->st_size && a->st_ino == b->st_ino &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
 int tool_bmap(int argc, char **argv)
@@ -280,7 +281,7 @@ int tool_bmap(int argc, char **argv)
 			usage(stdout);
 			return TOOL_OK;
 		default:
-			return tool_usage_error("bmap", "unknown option");
+			return tool_bad_option("bmap", argv);
 		}
 	}
 	if (argc - optind != 1)
@@ -288,7 +289,7 @@ int tool_bmap(int argc, char **argv)
 	if ((cmd.opts.flags & SPARSE_MAP_NO_READ) && (cmd.opts.flags & SPARSE_MAP_ZEROES))
 		return tool_usage_error("bmap", "--no-read cannot go with --zeroes, which reads");
 	image = argv[optind];
-	fd = open(image, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	fd = tool_open_read(image);
 	if (fd < 0 || fstat(fd, &before) < 0) {
 		tool_fail_errno(image, errno, NULL);
 		if (fd >= 0)

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -182,6 +183,46 @@ static int copy_file(struct copy *c, const struct tool_map_opts *opts)
 	return 0;
 }
 
+/* The temporary copy not yet renamed into place: removed by a signal that
+ * ends the command (Ctrl-C, SIGTERM, SIGHUP), which is then raised again. */
+static char *volatile pending_tmp;
+static const int ending[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+
+static void on_ending(int sig)
+{
+	char *tmp = pending_tmp;
+
+	if (tmp)
+		unlink(tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Hold the ending signals while pending_tmp and the file disagree. */
+static void block_signals(bool block)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(ending) / sizeof(ending[0]); i++)
+		sigaddset(&set, ending[i]);
+	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+static void catch_ending_signals(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_ending;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(ending) / sizeof(ending[0]); i++) {
+		/* A signal the caller ignores (nohup) stays ignored. */
+		if (sigaction(ending[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(ending[i], &sa, NULL);
+	}
+}
+
 /* Copy one file to the path dst: 0, or -1 after saying why. */
 static int cp_one(const char *src, const char *dst, const struct tool_map_opts *opts,
 		  int progress)
@@ -193,8 +234,7 @@ static int cp_one(const char *src, const char *dst, const struct tool_map_opts *
 	int rc = -1, err;
 
 	clock_gettime(CLOCK_MONOTONIC, &c.t0);
-	/* O_NONBLOCK: a FIFO must not hang the open; the map refuses it. */
-	c.src = open(src, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	c.src = tool_open_read(src);
 	if (c.src < 0 || fstat(c.src, &st) < 0) {
 		tool_fail_errno(src, errno, NULL);
 		goto out;
@@ -214,7 +254,11 @@ static int cp_one(const char *src, const char *dst, const struct tool_map_opts *
 		goto out;
 	}
 	sprintf(tmp, "%s.sparse-map-XXXXXX", dst);
+	block_signals(true);	/* no temporary file that a signal forgets */
 	c.dst = mkstemp(tmp);
+	if (c.dst >= 0)
+		pending_tmp = tmp;
+	block_signals(false);
 	if (c.dst < 0) {
 		tool_fail_errno(dst, errno, "cannot create a file beside it");
 		free(tmp);
@@ -232,7 +276,10 @@ static int cp_one(const char *src, const char *dst, const struct tool_map_opts *
 	if (c.shown)
 		fputc('\n', stderr);
 	if (err < 0) {
-		tool_fail_errno(src, err, "copy failed, nothing was written to DST");
+		char what[4200];
+
+		snprintf(what, sizeof(what), "copying it to %s failed, which is left as it was", dst);
+		tool_fail_errno(src, err, what);
 		goto out;
 	}
 	err = close(c.dst);
@@ -241,18 +288,27 @@ static int cp_one(const char *src, const char *dst, const struct tool_map_opts *
 		tool_fail_errno(dst, errno, "cannot write");
 		goto out;
 	}
-	if (rename(tmp, dst) < 0) {
-		tool_fail_errno(dst, errno, "cannot put the copy in place");
+	block_signals(true);
+	err = rename(tmp, dst) < 0 ? errno : 0;
+	if (err == 0) {
+		pending_tmp = NULL;
+		free(tmp);
+		tmp = NULL;
+	}
+	block_signals(false);
+	if (err) {
+		tool_fail_errno(dst, err, "cannot put the copy in place");
 		goto out;
 	}
-	free(tmp);
-	tmp = NULL;
 	rc = 0;
 out:
 	if (c.dst >= 0)
 		close(c.dst);
 	if (tmp) {
+		block_signals(true);
 		unlink(tmp);
+		pending_tmp = NULL;
+		block_signals(false);
 		free(tmp);
 	}
 	if (c.src >= 0)
@@ -300,7 +356,7 @@ int tool_cp(int argc, char **argv)
 			usage(stdout);
 			return TOOL_OK;
 		default:
-			return tool_usage_error("cp", "unknown option");
+			return tool_bad_option("cp", argv);
 		}
 	}
 	nsrc = argc - optind - 1;
@@ -309,6 +365,7 @@ int tool_cp(int argc, char **argv)
 	if (progress < 0 && !isatty(STDERR_FILENO))
 		progress = 0;
 	dst = argv[argc - 1];
+	catch_ending_signals();
 	into = stat(dst, &st) == 0 && S_ISDIR(st.st_mode);
 	if (nsrc > 1 && !into)
 		return tool_usage_error("cp", "%s is not a directory, and there are %d SRCs", dst,

@@ -57,11 +57,12 @@ static void usage(FILE *out)
 		"Each FILE's line says how many bytes its blocks shrank by.\n");
 }
 
-/* Take the lease: 0, or -1 after saying why there is none. */
+/* Take the lease: 1 held, 0 none but --force, or -1 after saying why
+ * there is none. */
 static int take_lease(int fd, const char *path, bool force)
 {
 	if (fcntl(fd, F_SETLEASE, F_WRLCK) == 0)
-		return 0;
+		return 1;
 	if (force)
 		return 0;
 	if (errno == EAGAIN || errno == EBUSY)
@@ -78,6 +79,27 @@ static int take_lease(int fd, const char *path, bool force)
 	return -1;
 }
 
+/* Whether the lease is being broken or gone (then said): the SIGIO of a
+ * break, or the kernel's own word, which does not rest on the signal. */
+static bool lost_lease(int fd, const char *path, int64_t punched)
+{
+	if (!lease_broken && fcntl(fd, F_GETLEASE) == F_WRLCK)
+		return false;
+	tool_fail(path, "run again once the other process has closed it",
+		  "another process opened it: stopped after %lld bytes", (long long)punched);
+	return true;
+}
+
+static int punch(int fd, int64_t off, int64_t len)
+{
+	int r;
+
+	do
+		r = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
 /* Dig one file: 0, or -1 after saying why. */
 static int dig_one(const struct dig_cmd *cmd, const char *path)
 {
@@ -86,11 +108,16 @@ static int dig_one(const struct dig_cmd *cmd, const char *path)
 	struct stat before, after;
 	int64_t punched = 0;
 	bool scanned;
-	int fd, rc = -1, err;
+	int fd, rc = -1, err, leased = 0;
 	char h1[32], h2[32];
 
 	lease_broken = 0;
 	fd = open(path, (cmd->dry_run ? O_RDONLY : O_RDWR) | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == EWOULDBLOCK) {
+		tool_fail(path, "run again once it has given the lease back",
+			  "another process holds a lease on it");
+		goto out;
+	}
 	if (fd < 0 || fstat(fd, &before) < 0) {
 		tool_fail_errno(path, errno, NULL);
 		goto out;
@@ -99,7 +126,7 @@ static int dig_one(const struct dig_cmd *cmd, const char *path)
 		tool_fail(path, "give a regular file", "is not a regular file");
 		goto out;
 	}
-	if (!cmd->dry_run && take_lease(fd, path, cmd->force) < 0)
+	if (!cmd->dry_run && (leased = take_lease(fd, path, cmd->force)) < 0)
 		goto out;
 	err = tool_map_open(fd, &cmd->opts, &map);
 	if (err < 0) {
@@ -113,16 +140,11 @@ static int dig_one(const struct dig_cmd *cmd, const char *path)
 		bool zeroes = scanned || (r.flags & SPARSE_MAP_RANGE_ZEROES);
 		bool unwritten = cmd->unwritten && (r.flags & SPARSE_MAP_RANGE_UNWRITTEN);
 
+		if (leased && lost_lease(fd, path, punched))
+			goto out;
 		if (r.kind != SPARSE_MAP_HOLE || !(zeroes || unwritten))
 			continue;
-		if (lease_broken) {
-			tool_fail(path, "run again once the other process has closed it",
-				  "another process opened it: stopped after %lld bytes",
-				  (long long)punched);
-			goto out;
-		}
-		if (!cmd->dry_run &&
-		    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, r.offset, r.length) < 0) {
+		if (!cmd->dry_run && punch(fd, r.offset, r.length) < 0) {
 			if (errno == EOPNOTSUPP)
 				tool_fail(path, "nothing was changed where it could not punch",
 					  "its file system cannot punch holes");
@@ -136,9 +158,12 @@ static int dig_one(const struct dig_cmd *cmd, const char *path)
 		tool_fail_errno(path, err, "mapping stopped");
 		goto out;
 	}
+	if (leased && lost_lease(fd, path, punched))
+		goto out;
 	if (cmd->dry_run) {
-		printf("%s: %lld bytes of zeroes could be punched (%s)\n", path,
-		       (long long)punched, tool_human(punched, h1));
+		/* SCAN's holes may be unallocated already: then "up to". */
+		printf("%s: %s%lld bytes of zeroes could be punched (%s)\n", path,
+		       scanned ? "up to " : "", (long long)punched, tool_human(punched, h1));
 		rc = 0;
 		goto out;
 	}
@@ -173,6 +198,7 @@ int tool_dig(int argc, char **argv)
 	};
 	struct dig_cmd cmd = { { SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_ZEROES }, false, false, false };
 	struct sigaction sa;
+	sigset_t unblock;
 	int opt, status = TOOL_OK;
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -194,7 +220,7 @@ int tool_dig(int argc, char **argv)
 			usage(stdout);
 			return TOOL_OK;
 		default:
-			return tool_usage_error("dig", "unknown option");
+			return tool_bad_option("dig", argv);
 		}
 	}
 	if (optind >= argc)
@@ -204,12 +230,20 @@ int tool_dig(int argc, char **argv)
 	sa.sa_handler = on_lease_break;
 	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGIO, &sa, NULL) < 0) {
+	sigemptyset(&unblock);
+	sigaddset(&unblock, SIGIO);
+	/* Blocked by whoever started us, SIGIO would never say the lease broke
+	 * (lost_lease() asks the kernel too). */
+	if (sigaction(SIGIO, &sa, NULL) < 0 || sigprocmask(SIG_UNBLOCK, &unblock, NULL) < 0) {
 		tool_fail_errno("sparse-map dig", errno, "cannot catch SIGIO");
 		return TOOL_FAILED;
 	}
 	for (int i = optind; i < argc; i++)
 		if (dig_one(&cmd, argv[i]) < 0)
 			status = TOOL_FAILED;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		tool_fail_errno("standard output", errno ? errno : EIO, "cannot write");
+		return TOOL_FAILED;
+	}
 	return status;
 }

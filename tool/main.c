@@ -6,6 +6,8 @@
 #include "tool.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +123,24 @@ const char *tool_human(int64_t bytes, char buf[32])
 	return buf;
 }
 
+int tool_open_read(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0 && errno == EWOULDBLOCK)
+		fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	return fd;
+}
+
+int tool_bad_option(const char *verb, char **argv)
+{
+	const char *opt = optind > 0 ? argv[optind - 1] : "?";
+
+	if (optopt && strncmp(opt, "--", 2) != 0)
+		return tool_usage_error(verb, "unknown option '-%c'", optopt);
+	return tool_usage_error(verb, "unknown option, or one without its value: '%s'", opt);
+}
+
 int tool_map_open(int fd, const struct tool_map_opts *opts, struct sparse_map **mapp)
 {
 	return sparse_map_open(fd, opts->backend, opts->flags | SPARSE_MAP_SPLIT_FLAGS, mapp);
@@ -153,6 +173,8 @@ int tool_pwrite(int fd, const void *buf, size_t len, int64_t off)
 			continue;
 		if (n < 0)
 			return -errno;
+		if (n == 0)
+			return -EIO;	/* no progress: never loop on it */
 		buf = (const char *)buf + n;
 		len -= (size_t)n;
 		off += n;
@@ -189,6 +211,7 @@ int main(int argc, char **argv)
 		printf("sparse-map (libsparse-map) %s\n", PACKAGE_VERSION);
 		return TOOL_OK;
 	}
+	opterr = 0;	/* the verbs say what is wrong, in one line */
 	for (size_t i = 0; i < N_VERBS; i++)
 		if (strcmp(argv[1], verbs[i].name) == 0)
 			return verbs[i].run(argc - 1, argv + 1);

@@ -59,10 +59,17 @@ static int terminal_width(void)
 	struct winsize ws;
 	const char *cols = getenv("COLUMNS");
 
+	long n;
+	char *end;
+
 	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
-	if (cols && atoi(cols) > 0)
-		return atoi(cols);
+	if (cols) {
+		errno = 0;
+		n = strtol(cols, &end, 10);
+		if (errno == 0 && *end == '\0' && n > 0)
+			return n > BAR_MAX ? BAR_MAX : (int)n;
+	}
 	return 80;
 }
 
@@ -110,16 +117,16 @@ static void bar_add(struct bar *b, int cells, int64_t size, const struct sparse_
 	else
 		return;
 	while (off < end) {
-		/* Cell c covers [c * size / cells, (c + 1) * size / cells). */
-		int c = (int)((__int128)off * cells / size);
+		/* Cell c covers [c * size / cells, (c + 1) * size / cells),
+		 * rounded down (bar_print() measures it so): off is in the
+		 * last cell that starts at or before it. */
+		int c = (int)(((__int128)(off + 1) * cells - 1) / size);
 		int64_t cell_end = (int64_t)((__int128)(c + 1) * size / cells);
 
 		if (c >= cells)
 			break;
 		if (cell_end > end)
 			cell_end = end;
-		if (cell_end <= off)
-			cell_end = off + 1;	/* a cell narrower than a byte */
 		to[c] += cell_end - off;
 		off = cell_end;
 	}
@@ -169,7 +176,7 @@ static int map_file(const struct map_cmd *cmd, const char *path, struct bar *bar
 	bool first = true;
 	char h1[32], h2[32];
 
-	fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	fd = tool_open_read(path);
 	if (fd < 0) {
 		tool_fail_errno(path, errno, NULL);
 		return -1;
@@ -283,13 +290,17 @@ int tool_map(int argc, char **argv)
 		case 'B':
 			cmd.out = OUT_BAR;
 			break;
-		case 'w':
+		case 'w': {
+			long w;
+
 			errno = 0;
-			cmd.width = (int)strtol(optarg, &end, 10);
-			if (errno || *end || cmd.width < 1 || cmd.width > BAR_MAX)
+			w = strtol(optarg, &end, 10);
+			if (errno || *end || w < 1 || w > BAR_MAX)
 				return tool_usage_error("map", "--width wants 1 to %d, not '%s'",
 							BAR_MAX, optarg);
+			cmd.width = (int)w;
 			break;
+		}
 		case 'c':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
 				return tool_usage_error("map", "unknown --color '%s': auto, always or never",
@@ -316,7 +327,7 @@ int tool_map(int argc, char **argv)
 			usage(stdout);
 			return TOOL_OK;
 		default:
-			return tool_usage_error("map", "unknown option");
+			return tool_bad_option("map", argv);
 		}
 	}
 	if (optind >= argc)
@@ -346,7 +357,7 @@ int tool_map(int argc, char **argv)
 		printf("# data  + partly data  z stored zeroes  u preallocated  . hole\n");
 	free(bar);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		tool_fail_errno("standard output", errno, "cannot write");
+		tool_fail_errno("standard output", errno ? errno : EIO, "cannot write");
 		return TOOL_FAILED;
 	}
 	return status;

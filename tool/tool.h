@@ -38,6 +38,14 @@ int tool_usage_error(const char *verb, const char *what, ...)
 int tool_parse_backend(const char *verb, const char *name, enum sparse_map_backend *out);
 /* A byte count as people read it: "1.5 GiB", "4.0 KiB", "512 B". */
 const char *tool_human(int64_t bytes, char buf[32]);
+/* Open path to read it: -1 with errno on failure.  O_NONBLOCK, so that a
+ * FIFO cannot hang the open (the map refuses it); where that meets a
+ * lease another process holds (sparse-map dig's), the open waits for the
+ * lease to be given back instead of breaking it and failing. */
+int tool_open_read(const char *path);
+/* Bad usage after getopt_long() said '?' or ':': names the option. */
+int tool_bad_option(const char *verb, char **argv);
+
 /* Open the map of fd as opts say (the tool always splits flags). */
 int tool_map_open(int fd, const struct tool_map_opts *opts, struct sparse_map **mapp);
 /* pread all of len bytes, or fewer only at the end of the file: the count,
