@@ -52,8 +52,9 @@ bmap_check() {
 	# 1 + 16 + 2 + 1 blocks of 4 KiB hold the data: 160 sectors, and some
 	# slack for the target's metadata.
 	[ "$db" -le 256 ] || ex_fail "$name: bmaptool's copy takes $db blocks of 512, not as sparse"
-	# A changed byte of data: bmaptool must reject the old bmap.
-	printf 'y' | dd of="$img" bs=1 seek=$((1048576 + 10)) conv=notrunc status=none
+	# Changed data: bmaptool must reject the old bmap.  Eight bytes, not
+	# one, which the random data already holds once in 256 images.
+	printf 'CHANGED!' | dd of="$img" bs=1 seek=$((1048576 + 10)) conv=notrunc status=none
 	rm -f "$dst"
 	if bmaptool copy --bmap "$bm" "$img" "$dst" 2>"$dir/log"; then
 		ex_fail "$name: bmaptool copied an image that no longer matches the bmap"
