@@ -477,7 +477,8 @@ static size_t data_blocks(const struct th_map *m, int64_t blk, struct span **out
 		if (r->kind != SPARSE_MAP_DATA)
 			continue;
 		lo = r->offset / blk;
-		hi = (r->offset + r->length + blk - 1) / blk;
+		/* Rounded up without overflow: a range may end at INT64_MAX. */
+		hi = (r->offset + r->length) / blk + ((r->offset + r->length) % blk != 0);
 		if (n && lo <= s[n - 1].hi) {
 			if (hi > s[n - 1].hi)
 				s[n - 1].hi = hi;
