@@ -557,7 +557,9 @@ static int compare(int fd, const struct layout *l, const struct th_map *a, enum 
 		in_a = span_has(da, na, at);
 		in_b = span_has(db, nb, at);
 		if (in_a != in_b) {
-			int64_t lo = at * blk, hi = next * blk;
+			/* Cut at the size before multiplying: the last block of
+			 * the largest file ends past INT64_MAX. */
+			int64_t lo = at * blk, hi = next > a->size / blk ? a->size : next * blk;
 			const char *nz;
 
 			if (hi > a->size)
@@ -846,7 +848,8 @@ static int filefrag_map(const char *path, int64_t size, struct th_map *m)
 			if (!e)
 				abort();
 		}
-		e[n++] = (struct span){ lo * bs, (hi + 1) * bs };
+		/* The largest file's last block ends past INT64_MAX. */
+		e[n++] = (struct span){ lo * bs, hi > INT64_MAX / bs - 1 ? INT64_MAX : (hi + 1) * bs };
 	}
 	if (pclose(p) != 0 || bs <= 0) {
 		free(e);
