@@ -264,30 +264,21 @@ int tool_bmap(int argc, char **argv)
 		case 'o':
 			cmd.output = optarg;
 			break;
-		case 'b':
-			if (tool_parse_backend("bmap", optarg, &cmd.opts.backend) < 0)
-				return TOOL_USAGE;
-			break;
-		case 'z':
-			cmd.opts.flags |= SPARSE_MAP_ZEROES;
-			break;
-		case 'n':
-			cmd.opts.flags |= SPARSE_MAP_NO_READ;
-			break;
-		case 's':
-			cmd.opts.flags |= SPARSE_MAP_SYNC;
-			break;
 		case 'h':
 			usage(stdout);
 			return TOOL_OK;
 		default:
-			return tool_bad_option("bmap", argv);
+			rc = tool_map_option("bmap", opt, optarg, &cmd.opts);
+			if (rc < 0)
+				return TOOL_USAGE;
+			if (rc == 0)
+				return tool_bad_option("bmap", argv);
 		}
 	}
 	if (argc - optind != 1)
 		return tool_usage_error("bmap", "give one IMAGE");
-	if ((cmd.opts.flags & SPARSE_MAP_NO_READ) && (cmd.opts.flags & SPARSE_MAP_ZEROES))
-		return tool_usage_error("bmap", "--no-read cannot go with --zeroes, which reads");
+	if (tool_map_opts_check("bmap", &cmd.opts) < 0)
+		return TOOL_USAGE;
 	image = argv[optind];
 	fd = tool_open_read(image);
 	if (fd < 0 || fstat(fd, &before) < 0) {

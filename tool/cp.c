@@ -121,12 +121,9 @@ static int64_t copy_data(struct copy *c, int64_t off, int64_t len)
 			/* 0: SRC's end, or a file system that copies nothing
 			 * (procfs); only a read tells them apart. */
 		}
-		n = pread(c->src, c->buf, (size_t)(want < BUF_SIZE ? want : BUF_SIZE),
-			  (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
+		n = tool_pread(c->src, c->buf, (size_t)(want < BUF_SIZE ? want : BUF_SIZE), off + done);
 		if (n < 0)
-			return -errno;
+			return n;
 		if (n == 0)
 			break;
 		c->copy_range = false;	/* it said 0 where there were bytes */
@@ -329,7 +326,7 @@ int tool_cp(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_map_opts opts = { SPARSE_MAP_BACKEND_AUTO, 0 };
-	int opt, progress = -1, status = TOOL_OK, nsrc;
+	int opt, rc, progress = -1, status = TOOL_OK, nsrc;
 	const char *dst;
 	struct stat st;
 	bool into;
@@ -342,21 +339,15 @@ int tool_cp(int argc, char **argv)
 		case 'P':
 			progress = 0;
 			break;
-		case 'z':
-			opts.flags |= SPARSE_MAP_ZEROES;
-			break;
-		case 'b':
-			if (tool_parse_backend("cp", optarg, &opts.backend) < 0)
-				return TOOL_USAGE;
-			break;
-		case 's':
-			opts.flags |= SPARSE_MAP_SYNC;
-			break;
 		case 'h':
 			usage(stdout);
 			return TOOL_OK;
 		default:
-			return tool_bad_option("cp", argv);
+			rc = tool_map_option("cp", opt, optarg, &opts);
+			if (rc < 0)
+				return TOOL_USAGE;
+			if (rc == 0)
+				return tool_bad_option("cp", argv);
 		}
 	}
 	nsrc = argc - optind - 1;

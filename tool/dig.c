@@ -191,7 +191,7 @@ int tool_dig(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "force", no_argument, NULL, 'f' },
 		{ "unwritten", no_argument, NULL, 'u' },
-		{ "dry-run", no_argument, NULL, 'n' },
+		{ "dry-run", no_argument, NULL, 'd' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -199,7 +199,7 @@ int tool_dig(int argc, char **argv)
 	struct dig_cmd cmd = { { SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_ZEROES }, false, false, false };
 	struct sigaction sa;
 	sigset_t unblock;
-	int opt, status = TOOL_OK;
+	int opt, rc, status = TOOL_OK;
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -209,18 +209,18 @@ int tool_dig(int argc, char **argv)
 		case 'u':
 			cmd.unwritten = true;
 			break;
-		case 'n':
+		case 'd':
 			cmd.dry_run = true;
-			break;
-		case 'b':
-			if (tool_parse_backend("dig", optarg, &cmd.opts.backend) < 0)
-				return TOOL_USAGE;
 			break;
 		case 'h':
 			usage(stdout);
 			return TOOL_OK;
 		default:
-			return tool_bad_option("dig", argv);
+			rc = tool_map_option("dig", opt, optarg, &cmd.opts);
+			if (rc < 0)
+				return TOOL_USAGE;
+			if (rc == 0)
+				return tool_bad_option("dig", argv);
 		}
 	}
 	if (optind >= argc)

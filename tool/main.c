@@ -92,7 +92,7 @@ int tool_usage_error(const char *verb, const char *what, ...)
 	return TOOL_USAGE;
 }
 
-int tool_parse_backend(const char *verb, const char *name, enum sparse_map_backend *out)
+static int parse_backend(const char *verb, const char *name, enum sparse_map_backend *out)
 {
 	for (int b = 0; sparse_map_backend_name((enum sparse_map_backend)b); b++) {
 		if (strcmp(name, sparse_map_backend_name((enum sparse_map_backend)b)) == 0) {
@@ -102,6 +102,41 @@ int tool_parse_backend(const char *verb, const char *name, enum sparse_map_backe
 	}
 	tool_usage_error(verb, "unknown backend '%s': auto, seek, fiemap, scan, ranges or none",
 			 name);
+	return -1;
+}
+
+int tool_map_option(const char *verb, int opt, const char *arg, struct tool_map_opts *opts)
+{
+	switch (opt) {
+	case 'b':
+		return parse_backend(verb, arg, &opts->backend) < 0 ? -1 : 1;
+	case 'z':
+		opts->flags |= SPARSE_MAP_ZEROES;
+		return 1;
+	case 'v':
+		opts->flags |= SPARSE_MAP_VERIFY;
+		return 1;
+	case 'n':
+		opts->flags |= SPARSE_MAP_NO_READ;
+		return 1;
+	case 's':
+		opts->flags |= SPARSE_MAP_SYNC;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int tool_map_opts_check(const char *verb, const struct tool_map_opts *opts)
+{
+	unsigned int reads = opts->flags & (SPARSE_MAP_ZEROES | SPARSE_MAP_VERIFY);
+
+	if (!(opts->flags & SPARSE_MAP_NO_READ) || !reads)
+		return 0;
+	tool_usage_error(verb, "--no-read cannot go with %s, which read%s",
+			 reads == SPARSE_MAP_ZEROES ? "--zeroes" :
+			 reads == SPARSE_MAP_VERIFY ? "--verify" : "--zeroes and --verify",
+			 reads == (SPARSE_MAP_ZEROES | SPARSE_MAP_VERIFY) ? "" : "s");
 	return -1;
 }
 

@@ -273,7 +273,7 @@ int tool_map(int argc, char **argv)
 	struct map_cmd cmd = { { SPARSE_MAP_BACKEND_AUTO, 0 }, OUT_TEXT, 0, false };
 	const char *color = "auto", *no_color = getenv("NO_COLOR");
 	struct bar *bar = NULL;
-	int opt, status = TOOL_OK;
+	int opt, rc, status = TOOL_OK;
 	char *end;
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -307,35 +307,21 @@ int tool_map(int argc, char **argv)
 							optarg);
 			color = optarg;
 			break;
-		case 'b':
-			if (tool_parse_backend("map", optarg, &cmd.opts.backend) < 0)
-				return TOOL_USAGE;
-			break;
-		case 'z':
-			cmd.opts.flags |= SPARSE_MAP_ZEROES;
-			break;
-		case 'v':
-			cmd.opts.flags |= SPARSE_MAP_VERIFY;
-			break;
-		case 'n':
-			cmd.opts.flags |= SPARSE_MAP_NO_READ;
-			break;
-		case 's':
-			cmd.opts.flags |= SPARSE_MAP_SYNC;
-			break;
 		case 'h':
 			usage(stdout);
 			return TOOL_OK;
 		default:
-			return tool_bad_option("map", argv);
+			rc = tool_map_option("map", opt, optarg, &cmd.opts);
+			if (rc < 0)
+				return TOOL_USAGE;
+			if (rc == 0)
+				return tool_bad_option("map", argv);
 		}
 	}
 	if (optind >= argc)
 		return tool_usage_error("map", "no FILE given");
-	if ((cmd.opts.flags & SPARSE_MAP_NO_READ) &&
-	    (cmd.opts.flags & (SPARSE_MAP_ZEROES | SPARSE_MAP_VERIFY)))
-		return tool_usage_error("map", "--no-read cannot go with --zeroes or --verify, "
-					"which read");
+	if (tool_map_opts_check("map", &cmd.opts) < 0)
+		return TOOL_USAGE;
 	if (cmd.out == OUT_BAR) {
 		if (cmd.width == 0)
 			cmd.width = terminal_width();

@@ -34,8 +34,15 @@ void tool_fail_errno(const char *file, int err, const char *doing);
 int tool_usage_error(const char *verb, const char *what, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* --backend=NAME: 0, or -1 after saying what is wrong. */
-int tool_parse_backend(const char *verb, const char *name, enum sparse_map_backend *out);
+/* The options of how a verb maps, the same in every verb that has them,
+ * under these getopt_long() values: --backend= 'b', --zeroes 'z',
+ * --verify 'v', --no-read 'n', --sync 's'.  Returns 1 when opt was one of
+ * them (opts updated), 0 when it is the verb's own, or -1 after saying
+ * what is wrong (bad usage). */
+int tool_map_option(const char *verb, int opt, const char *arg, struct tool_map_opts *opts);
+/* After the options: -1 after saying so where --no-read meets an option
+ * that reads, else 0. */
+int tool_map_opts_check(const char *verb, const struct tool_map_opts *opts);
 /* A byte count as people read it: "1.5 GiB", "4.0 KiB", "512 B". */
 const char *tool_human(int64_t bytes, char buf[32]);
 /* Open path to read it: -1 with errno on failure.  O_NONBLOCK, so that a
