@@ -241,15 +241,16 @@ static bool needs_reading(const struct sparse_map *map, enum sparse_map_kind kin
 int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece)
 {
 	struct sm_piece p;
-	int64_t pos = map->pos;
+	int64_t pos = map->pos, trusted;
 	int r;
 
 	if (map->refine.active)
 		return refine_piece(map, piece);
 	if (pos >= map->size)
 		return 0;
+	trusted = sm_trusted_end(map->size);
 	for (;;) {
-		if (!map->backend->reads_data && pos >= sm_trusted_end(map->size)) {
+		if (!map->backend->reads_data && pos >= trusted) {
 			/* No system call answers truly here: data. */
 			p = (struct sm_piece){ .end = map->size, .kind = SPARSE_MAP_DATA };
 			break;
@@ -268,9 +269,8 @@ int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece)
 	}
 	if (p.end > map->size)
 		p.end = map->size;
-	if (p.kind == SPARSE_MAP_HOLE && !map->backend->reads_data &&
-	    p.end > sm_trusted_end(map->size))
-		p.end = sm_trusted_end(map->size);
+	if (p.kind == SPARSE_MAP_HOLE && !map->backend->reads_data && p.end > trusted)
+		p.end = trusted;
 	map->pos = p.end;
 
 	if (needs_reading(map, p.kind)) {
