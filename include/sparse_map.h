@@ -43,6 +43,11 @@ enum sparse_map_kind { SPARSE_MAP_DATA = 1, SPARSE_MAP_HOLE = 2 };
 /* Merge neighbours only where kind and flags are the same, so that every
  * flagged run comes whole; two neighbours may then be of one kind (1.2). */
 #define SPARSE_MAP_SPLIT_FLAGS (1u << 5)
+/* The map may leave fd's file offset where its questions left it:
+ * sparse_map_close() does not put it back, which spares two lseek calls a
+ * map where SEEK_DATA/SEEK_HOLE answer.  For a program that reads with
+ * pread(2), or seeks before each read (1.2). */
+#define SPARSE_MAP_ANY_OFFSET (1u << 6)
 
 /* Flags in struct sparse_map_range; a flag holds for every byte of the range.
  * Without SPARSE_MAP_SPLIT_FLAGS, a flagged run that touches an unflagged
@@ -74,7 +79,7 @@ struct sparse_map_range {
  * SPARSE_MAP_OPTIONS_INIT; the reserved words must stay zero. */
 struct sparse_map_options {
 	enum sparse_map_backend backend;
-	unsigned int flags;		/* SYNC, VERIFY, ZEROES, NO_READ, NO_ENV, SPLIT_FLAGS */
+	unsigned int flags;		/* SYNC, VERIFY, ZEROES, NO_READ, NO_ENV, SPLIT_FLAGS, ANY_OFFSET */
 	int64_t start;			/* the first range starts here, 0 <= start <= size */
 	int64_t size;			/* ranges tile [start, size); SPARSE_MAP_SIZE_FSTAT: fstat's */
 	const struct stat *st;		/* the caller's fstat(fd) of a moment ago, or NULL */
@@ -88,7 +93,7 @@ struct sparse_map_options {
 
 /* Start mapping fd (a regular file or block device) from offset 0; on success
  * *mapp is the new map and 0 is returned.  flags: SPARSE_MAP_SYNC, VERIFY,
- * ZEROES, NO_READ, NO_ENV, SPLIT_FLAGS.  Under AUTO no error means "no hole
+ * ZEROES, NO_READ, NO_ENV, SPLIT_FLAGS, ANY_OFFSET.  Under AUTO no error means "no hole
  * information". */
 int sparse_map_open(int fd, enum sparse_map_backend backend, unsigned int flags,
 		    struct sparse_map **mapp);

@@ -252,14 +252,23 @@ static bool clean_from(struct sparse_map *map, int64_t pos)
 /*
  * The batch from pos.  Unsynced, the first batch with a gap asks
  * cachestat, once a pass, and then FIEMAP again: cachestat's word covers
- * only answers asked after it.  A dense file never asks it.
+ * only answers asked after it.  A dense file never asks it.  A file with
+ * fewer blocks than bytes (blocks_short) most likely has a gap: there
+ * cachestat is asked first, and one FIEMAP after it is the answer.
  */
 static int fetch(struct sparse_map *map, struct fiemap_state *st, int64_t pos)
 {
-	int r = ask_fiemap(map, st, pos);
+	bool vouch = st->unsynced && st->gaps == SM_GAPS_CLEAN_PAGES &&
+		     (st->clean_from < 0 || pos < st->clean_from);
+	int r;
 
-	if (r < 0 || !st->unsynced || st->gaps != SM_GAPS_CLEAN_PAGES ||
-	    (st->clean_from >= 0 && pos >= st->clean_from) || !batch_has_gap(st, pos))
+	if (vouch && map->blocks_short) {
+		st->clean = clean_from(map, pos);
+		st->clean_from = pos;
+		return ask_fiemap(map, st, pos);
+	}
+	r = ask_fiemap(map, st, pos);
+	if (r < 0 || !vouch || !batch_has_gap(st, pos))
 		return r;
 	st->clean = clean_from(map, pos);
 	st->clean_from = pos;

@@ -31,7 +31,7 @@ void sm_debug(const struct sparse_map *map, const char *fmt, ...)
 
 int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence)
 {
-	if (!map->offset_moved) {
+	if (!map->offset_moved && !(map->flags & SPARSE_MAP_ANY_OFFSET)) {
 		/* Asked only now: most maps never move the offset. */
 		map->saved_offset = sm_sys_lseek(map->fd, 0, SEEK_CUR);
 		if (map->saved_offset < 0)

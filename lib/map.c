@@ -78,6 +78,8 @@ static int map_describe(struct sparse_map *map, const struct sparse_map_options 
 	map->st_blocks = sm_sys_st_blocks(&st);
 	if (!map->is_blockdev)
 		map->st_size = (int64_t)st.st_size;
+	map->blocks_short = !map->is_blockdev &&
+			    map->st_blocks < map->st_size / 512 + (map->st_size % 512 != 0);
 	return 0;
 }
 
@@ -191,10 +193,15 @@ SM_EXPORT void sparse_map_close(struct sparse_map *map)
  */
 int64_t sm_trusted_end(int64_t size)
 {
-	long page = sm_sys_page_size();
-	int64_t zone = page > 0 && page <= (1L << 20) ? (int64_t)page * page / 8 : 0;
-	int64_t start;
+	long page;
+	int64_t zone, start;
 
+	/* Below the largest zone (pages of 1 MiB: 2^37 bytes), without asking
+	 * the page size: sparse_map_lseek() asks this every call. */
+	if (size <= INT64_MAX - ((int64_t)1 << 37))
+		return size;
+	page = sm_sys_page_size();
+	zone = page > 0 && page <= (1L << 20) ? (int64_t)page * page / 8 : 0;
 	if (zone < (2 << 20))
 		zone = 2 << 20;
 	start = INT64_MAX - zone + 1;	/* 2^63 - zone, aligned to it */

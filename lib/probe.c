@@ -256,15 +256,24 @@ static enum sm_fiemap_gaps btrfs_gaps(struct sparse_map *map)
 	return SM_GAPS_LOCKED;
 }
 
-static bool unsynced_fiemap(struct sparse_map *map, int answer)
+/* What proves a gap a hole on a file system fiemap_file_system() names. */
+static enum sm_fiemap_gaps fs_gaps(struct sparse_map *map)
+{
+	return sm_map_fs_type(map) == 0x9123683E ? btrfs_gaps(map) : SM_GAPS_CLEAN_PAGES;
+}
+
+/* known: the map's mode was set by the file system before the first
+ * answer, which was read by it. */
+static bool unsynced_fiemap(struct sparse_map *map, int answer, bool known)
 {
 	if (!fiemap_file_system(map))
 		return false;
 	/* As below: no extent at all is believed only of a file with no blocks. */
 	if (answer < 0 || (answer == 0 && map->st_blocks != 0))
 		return false;
-	map->fiemap_gaps = sm_map_fs_type(map) == 0x9123683E ? btrfs_gaps(map)
-							     : SM_GAPS_CLEAN_PAGES;
+	if (known)
+		return true;
+	map->fiemap_gaps = fs_gaps(map);
 	/* The first answer was read as SM_GAPS_SEEK reads it: the backend
 	 * reads it again, or asks again where cachestat must come first. */
 	if (map->fiemap_gaps != SM_GAPS_SEEK && map->backend_state)
@@ -273,9 +282,8 @@ static bool unsynced_fiemap(struct sparse_map *map, int answer)
 }
 
 /* The device of the last file this thread found without FIEMAP (tmpfs,
- * ramfs, ...): the next file there, on a file system known not to be one
- * of FIEMAP's, is not asked first.  Only the order of the questions
- * depends on it, never an answer. */
+ * ramfs, ...): the next file there is not asked first.  Only the order of
+ * the questions depends on it, never an answer. */
 static SM_THREAD_LOCAL struct {
 	dev_t dev;
 	bool valid;
@@ -287,28 +295,47 @@ static SM_THREAD_LOCAL struct {
  * over every byte say all there is to say, since calling bytes data is
  * never wrong (only a hole needs a source that can be trusted).  So a
  * dense file costs this one question.  Else, on ext4, XFS and Btrfs the
- * map goes on with FIEMAP (unsynced_fiemap()), and elsewhere the answer
- * is dropped.  1 if FIEMAP maps the file, 0 if not, -errno.
+ * map goes on with it (unsynced_fiemap()), and elsewhere the answer
+ * is dropped.  A file with fewer blocks than bytes (blocks_short) most
+ * likely has a hole, which only the file system's own rule can call one:
+ * its type is asked first, so that the first FIEMAP is read by that rule
+ * and is the map's answer too (on ext4 and XFS backend-fiemap.c asks
+ * cachestat just before it), and tmpfs, which has SEEK_DATA and no
+ * FIEMAP, is not asked at all.  1 if FIEMAP maps the file, 0 if not,
+ * -errno.
  */
 static int fiemap_first(struct sparse_map *map)
 {
 #if defined(SM_HAVE_FIEMAP) && defined(SM_HAVE_SEEK)
+	bool known = map->blocks_short && fiemap_file_system(map);
 	int r;
 
-	if (no_fiemap.valid && no_fiemap.dev == map->dev && sm_map_fs_type(map) != 0 &&
-	    !fiemap_file_system(map))
+	if (map->blocks_short && sm_map_fs_type(map) == 0x01021994 /* TMPFS_MAGIC */) {
+		no_fiemap.valid = true;
+		no_fiemap.dev = map->dev;
+		return 0;
+	}
+	/* No FIEMAP on this device's file system last time.  Skipping it
+	 * only reorders the questions, so the device's number is not checked
+	 * against its file system again at the cost of an fstatfs a file (a
+	 * number can be reused after an unmount): a file with fewer blocks
+	 * than bytes there asks anyway, and puts the record right. */
+	if (!known && no_fiemap.valid && no_fiemap.dev == map->dev)
 		return 0;
 	map->fiemap_unsynced = true;
-	map->fiemap_gaps = SM_GAPS_SEEK;	/* until the file system is known */
+	/* Until the file system is known, SEEK decides every gap. */
+	map->fiemap_gaps = known ? fs_gaps(map) : SM_GAPS_SEEK;
 	r = sm_backend_fiemap.usable(map);
-	no_fiemap.valid = r == -EOPNOTSUPP;
+	/* Remembered only of a file system known to have no FIEMAP: where
+	 * one fails now and then, the next file is asked again. */
+	no_fiemap.valid = r == -EOPNOTSUPP && sm_map_fs_type(map) != 0 && !fiemap_file_system(map);
 	no_fiemap.dev = map->dev;
 	if (r == 2) {
 		use(map, SPARSE_MAP_BACKEND_FIEMAP,
 		    "FIEMAP without sync: written extents cover every byte");
 		return 1;
 	}
-	if (r >= 0 && unsynced_fiemap(map, r)) {
+	if (r >= 0 && unsynced_fiemap(map, r, known)) {
 		use(map, SPARSE_MAP_BACKEND_FIEMAP,
 		    map->fiemap_gaps == SM_GAPS_SEEK ?
 		    "Btrfs: FIEMAP without sync, SEEK for every gap and unsure extent" :
@@ -397,13 +424,18 @@ static int probe(struct sparse_map *map)
 	r = fiemap_first(map);
 	if (r != 0)
 		return r < 0 ? r : 0;
-	r = sm_pagecache_check(map);
-	if (r < 0)
-		return r;
+	/* Whether ramfs's pages are its storage matters where the map may
+	 * read; a file whose st_blocks covers every byte is settled by
+	 * SEEK_HOLE below unless SEEK is the stub, and is asked after. */
+	if (map->blocks_short || (map->flags & (SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES))) {
+		r = sm_pagecache_check(map);
+		if (r < 0)
+			return r;
+	}
 #ifdef SM_HAVE_SEEK
 	{
 		int64_t hole = sm_map_lseek(map, 0, SEEK_HOLE);
-		bool allocated = map->st_blocks * 512 >= map->st_size;
+		bool allocated = !map->blocks_short;
 
 		map->probe_hole = hole > 0 ? hole : 0;
 		if (hole >= 0 && hole < map->st_size)
@@ -431,6 +463,9 @@ static int probe(struct sparse_map *map)
 		}
 	}
 #endif
+	r = sm_pagecache_check(map);
+	if (r < 0)
+		return r;
 	r = fiemap_trusted(map);
 	if (r < 0)
 		return r;

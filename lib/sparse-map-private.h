@@ -45,7 +45,8 @@
 #define SM_BACKEND_MAX SPARSE_MAP_BACKEND_NONE
 
 #define SM_OPEN_FLAGS (SPARSE_MAP_SYNC | SPARSE_MAP_VERIFY | SPARSE_MAP_ZEROES | \
-		       SPARSE_MAP_NO_READ | SPARSE_MAP_NO_ENV | SPARSE_MAP_SPLIT_FLAGS)
+		       SPARSE_MAP_NO_READ | SPARSE_MAP_NO_ENV | SPARSE_MAP_SPLIT_FLAGS | \
+		       SPARSE_MAP_ANY_OFFSET)
 
 /* Per-thread state (lseek.c's loop record, probe.c's FIEMAP hint). */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
@@ -130,6 +131,9 @@ struct sparse_map {
 	dev_t dev;		/* st_dev */
 	int64_t blksize;	/* st_blksize, clamped to [512, SM_MAX_BLKSIZE] */
 	int64_t st_blocks;
+	/* st_blocks * 512 < st_size: a hole, most likely (or compression).
+	 * It orders the probe's questions, never an answer. */
+	bool blocks_short;
 	int64_t fs_type;	/* sm_map_fs_type(): the regular file's f_type, else 0 */
 	bool fs_type_known;
 	/* Set by probe.c when AUTO maps with FIEMAP on a file system where it
@@ -230,7 +234,8 @@ void sm_readbuf_free(struct sparse_map *map);
 /* A line on stderr under SPARSE_MAP_DEBUG. */
 void sm_debug(const struct sparse_map *map, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* lseek on the map's fd, remembering that the file offset must be put back. */
+/* lseek on the map's fd, remembering that the file offset must be put back
+ * (unless SPARSE_MAP_ANY_OFFSET says it need not be). */
 int64_t sm_map_lseek(struct sparse_map *map, int64_t offset, int whence);
 /* fstatfs f_type of the regular file's file system, asked once; 0 if unknown. */
 int64_t sm_map_fs_type(struct sparse_map *map);

@@ -55,8 +55,9 @@ START_TEST(test_bad_arguments_are_einval)
 	/* RANGES is Windows': elsewhere there is no call for it to make. */
 	expect_open_error(fd, SPARSE_MAP_BACKEND_RANGES, 0, -EOPNOTSUPP, "RANGES off Windows");
 	expect_open_error(fd, (enum sparse_map_backend)-1, 0, -EINVAL, "backend -1");
-	/* Bit 5 is SPARSE_MAP_SPLIT_FLAGS (1.2); the first bit not given out is 6. */
-	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 1u << 6, -EINVAL, "flag bit 6");
+	/* Bits 5 and 6 are SPARSE_MAP_SPLIT_FLAGS and SPARSE_MAP_ANY_OFFSET
+	 * (1.2); the first bit not given out is 7. */
+	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 1u << 7, -EINVAL, "flag bit 7");
 	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, 1u << 31, -EINVAL, "flag bit 31");
 	/* SPARSE_MAP_NO_READ and what only reading can do. */
 	expect_open_error(fd, SPARSE_MAP_BACKEND_AUTO, SPARSE_MAP_NO_READ | SPARSE_MAP_VERIFY,
@@ -109,8 +110,8 @@ START_TEST(test_open_with_rejects_bad_options)
 		snprintf(what, sizeof(what), "reserved[%zu] = 1", i);
 		expect_open_with_error(fd, &o, -EINVAL, what);
 	}
-	o = init, o.flags = 1u << 6;
-	expect_open_with_error(fd, &o, -EINVAL, "flag bit 6");
+	o = init, o.flags = 1u << 7;
+	expect_open_with_error(fd, &o, -EINVAL, "flag bit 7");
 	o = init, o.backend = (enum sparse_map_backend)6;
 	expect_open_with_error(fd, &o, -EINVAL, "backend 6");
 	o = init, o.backend = (enum sparse_map_backend)-1;

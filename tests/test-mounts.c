@@ -33,11 +33,13 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "check-run.h"
 #include "helpers.h"
+#include "../lib/sparse-map-private.h"
 #include "../lib/sys-calls.h"
 
 /* What AUTO picks where SEEK would do, in a build with or without it. */
@@ -1331,6 +1333,23 @@ static bool fiemap_says_unwritten(int fd, int64_t off, int64_t len)
 enum { SPLIT_ON_TMPFS = NIMAGES, NSPLIT_FS };
 #define SPLIT_UNIT (64 * 1024)
 
+/* The directory of file system i (SPLIT_ON_TMPFS: tmpfs, else an image),
+ * or NULL, said on stderr, where it could not be mounted: what is then not
+ * tested on it. */
+static const char *fs_dir(int i, const char *what)
+{
+	if (i == SPLIT_ON_TMPFS) {
+		ck_assert(tmpfs_ok);
+		return tmpfs;
+	}
+	if (!image_ok[i]) {
+		fprintf(stderr, "%s: could not be mounted here (the reason is above): "
+			"%s not tested on it\n", image_types[i], what);
+		return NULL;
+	}
+	return image_dir[i];
+}
+
 START_TEST(test_split_flags_on_every_file_system)
 {
 	static const struct {
@@ -1346,20 +1365,15 @@ START_TEST(test_split_flags_on_every_file_system)
 	};
 	const int64_t u = SPLIT_UNIT;
 	const char *type = _i == SPLIT_ON_TMPFS ? "tmpfs" : image_types[_i];
-	const char *dir = _i == SPLIT_ON_TMPFS ? tmpfs : image_dir[_i];
+	const char *dir = fs_dir(_i, "SPARSE_MAP_SPLIT_FLAGS");
 	bool unwritten = false;
 	char p[4200];
 	struct th_map m, maps[2];
 	const char *err;
 	int fd;
 
-	if (_i == SPLIT_ON_TMPFS) {
-		ck_assert(tmpfs_ok);
-	} else if (!image_ok[_i]) {
-		fprintf(stderr, "%s: could not be mounted here (the reason is above): "
-			"SPARSE_MAP_SPLIT_FLAGS not tested on it\n", type);
+	if (!dir)
 		return;
-	}
 	fd = th_create(dir, p, sizeof(p));
 	th_truncate(fd, 5 * u);
 	ck_assert_msg(th_fallocate(fd, 0, u, u), "%s: fallocate is not supported", type);
@@ -1437,12 +1451,161 @@ START_TEST(test_split_flags_on_every_file_system)
 }
 END_TEST
 
+/*
+ * Issue 30: the system calls of an archiver's map of a small sparse file
+ * (its own fstat, AUTO, SPARSE_MAP_NO_READ | SPARSE_MAP_NO_ENV) of 64 KiB
+ * with data in [0, 4K) and [32K, 36K), written back.  The loop it replaces
+ * makes 5 lseek (SEEK_DATA, SEEK_HOLE twice, and the SEEK_DATA that finds
+ * no more).  st_blocks says the file has a hole, so the file system is
+ * asked first and the first FIEMAP is the answer:
+ *   ext4, XFS: fstatfs, cachestat, FIEMAP, in that order (cachestat vouches
+ *     only for the FIEMAP after it);
+ *   Btrfs, on a kernel whose FIEMAP holds the range's lock: fstatfs, uname,
+ *     FIEMAP;
+ *   tmpfs, which has SEEK_DATA and no FIEMAP: fstatfs and the loop's own
+ *     lseeks, the probe's SEEK_HOLE(0) being the map's first answer, and
+ *     without SPARSE_MAP_ANY_OFFSET the offset asked before and put back
+ *     after.
+ * _i: the file system (as SPLIT_ON_TMPFS numbers them), times two: with
+ * and without SPARSE_MAP_ANY_OFFSET.
+ */
+static char call_seq[64];
+static size_t call_n;
+static struct sm_sys_table real_calls;	/* the C library's: main() keeps them */
+
+static void note_call(char c)
+{
+	if (call_n + 1 < sizeof(call_seq))
+		call_seq[call_n++] = c;
+	call_seq[call_n] = 0;
+}
+static int seq_fstat(int fd, struct stat *st) { note_call('f'); return real_calls.fstat(fd, st); }
+static int seq_getfl(int fd) { note_call('g'); return real_calls.getfl(fd); }
+static int seq_fstatfs(int fd, int64_t *t) { note_call('s'); return real_calls.fstatfs(fd, t); }
+static int seq_uname(char *b, size_t n) { note_call('u'); return real_calls.uname(b, n); }
+static int seq_ioctl(int fd, unsigned long r, void *a) { note_call('F'); return real_calls.ioctl(fd, r, a); }
+static ssize_t seq_pread(int fd, void *b, size_t n, off_t o) { note_call('r'); return real_calls.pread(fd, b, n, o); }
+static int seq_cachestat(int fd, int64_t o, int64_t n, struct sm_cachestat *cs)
+{
+	note_call('C');
+	return real_calls.cachestat(fd, o, n, cs);
+}
+static off_t seq_lseek(int fd, off_t o, int w)
+{
+	note_call(w == SEEK_DATA ? 'D' : w == SEEK_HOLE ? 'H' : w == SEEK_CUR ? 'c' : '=');
+	return real_calls.lseek(fd, o, w);
+}
+
+/* From now on, the library's system calls are noted in call_seq. */
+static void record_calls(void)
+{
+	call_n = 0;
+	call_seq[0] = 0;
+	sm_sys_table = (struct sm_sys_table){
+		.fstat = seq_fstat, .getfl = seq_getfl, .fstatfs = seq_fstatfs, .uname = seq_uname,
+		.ioctl = seq_ioctl, .pread = seq_pread, .cachestat = seq_cachestat, .lseek = seq_lseek,
+	};
+}
+
+START_TEST(test_small_sparse_file_costs_less_than_the_loop)
+{
+	int fsi = _i / 2;
+	bool any_offset = _i % 2;
+	const char *type = fsi == SPLIT_ON_TMPFS ? "tmpfs" : image_types[fsi];
+	const char *dir = fs_dir(fsi, "the cost of a small file");
+	struct sparse_map_options o = SPARSE_MAP_OPTIONS_INIT;
+	const char *want = NULL;
+	struct th_map m;
+	struct stat st;
+	char p[4200], release[128];
+	int fd, rc;
+
+	if (!dir)
+		return;
+	fd = th_create(dir, p, sizeof(p));
+	th_truncate(fd, 65536);
+	th_fill(fd, 0, 4096);
+	th_fill(fd, 32768, 4096);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(close(fd), 0);
+	fd = open(p, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(lseek(fd, 12345, SEEK_SET), 12345);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+
+	record_calls();
+	o.st = &st;
+	o.flags = SPARSE_MAP_NO_READ | SPARSE_MAP_NO_ENV | (any_offset ? SPARSE_MAP_ANY_OFFSET : 0);
+	rc = th_collect_with(fd, &o, &m);
+	sm_sys_table = (struct sm_sys_table){ 0 };
+	ck_assert_msg(rc == 0, "%s: the map failed: %s", type, strerror(-rc));
+	ck_assert_msg(m.n == 4 && th_kind_at(&m, 0) == SPARSE_MAP_DATA &&
+		      th_kind_at(&m, 4096) == SPARSE_MAP_HOLE &&
+		      th_kind_at(&m, 32768) == SPARSE_MAP_DATA &&
+		      th_kind_at(&m, 36864) == SPARSE_MAP_HOLE && m.r[2].length == 4096,
+		      "%s: %s", type, th_describe(&m));
+	/* The offset: put back, or left where the map's questions left it. */
+	if (!any_offset)
+		ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 12345);
+	if (fsi == SPLIT_ON_TMPFS)
+		want = any_offset ? "sHDHD" : "scHDHD=";
+#ifdef SM_HAVE_FIEMAP
+	else if (strcmp(type, "btrfs") == 0) {
+		struct utsname u;
+
+		ck_assert_int_eq(uname(&u), 0);
+		snprintf(release, sizeof(release), "%s", u.release);
+		if (sm_btrfs_fiemap_holds_lock(release))
+			want = "suF";
+	} else {
+		want = "sCF";
+	}
+#endif
+	(void)release;
+	if (want)
+		ck_assert_msg(strcmp(call_seq, want) == 0,
+			      "%s%s: the map made these calls: %s (f fstat, s fstatfs, u uname, "
+			      "C cachestat, F FIEMAP, c/=/H/D lseek SEEK_CUR/SET/HOLE/DATA), "
+			      "expected %s", type, any_offset ? ", ANY_OFFSET" : "", call_seq, want);
+	else
+		fprintf(stderr, "%s: calls %s (no count expected on this kernel)\n", type, call_seq);
+	th_map_free(&m);
+	close(fd);
+	unlink(p);
+
+	/* A dense file of 8 KiB after it: one FIEMAP on ext4, XFS and Btrfs;
+	 * on tmpfs, whose FIEMAP failed for a file of this thread before, the
+	 * SEEK_HOLE that finds EOF (with the offset asked and put back,
+	 * unless SPARSE_MAP_ANY_OFFSET), and no fstatfs. */
+	fd = th_create(dir, p, sizeof(p));
+	th_fill(fd, 0, 8192);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	record_calls();
+	rc = th_collect_with(fd, &o, &m);
+	sm_sys_table = (struct sm_sys_table){ 0 };
+	ck_assert_msg(rc == 0 && m.n == 1 && m.r[0].kind == SPARSE_MAP_DATA, "%s, dense: %s", type,
+		      rc ? strerror(-rc) : th_describe(&m));
+#ifdef SM_HAVE_FIEMAP
+	want = fsi == SPLIT_ON_TMPFS ? (any_offset ? "H" : "cH=") : "F";
+#else
+	want = any_offset ? "H" : "cH=";
+#endif
+	ck_assert_msg(strcmp(call_seq, want) == 0, "%s%s, dense: the map made these calls: %s, "
+		      "expected %s", type, any_offset ? ", ANY_OFFSET" : "", call_seq, want);
+	th_map_free(&m);
+	close(fd);
+	unlink(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mounts");
 	TCase *tc = tcase_create("mounts");
 	TCase *linux_tc = tcase_create("linux");
 
+	real_calls = sm_sys_table;
 	if (!th_is_root()) {
 		printf("SKIP: test-mounts mounts ramfs and tmpfs and needs root\n");
 		return TH_SKIP;
@@ -1508,6 +1671,9 @@ int main(void)
 	tcase_add_loop_test(tc, test_tmpfs_no_read_reads_nothing, 0, (int)th_nlayouts);
 	tcase_add_test(tc, test_loop_block_device_is_scanned);
 	tcase_add_loop_test(tc, test_split_flags_on_every_file_system, 0, NSPLIT_FS);
+#ifdef SM_PLATFORM_LINUX
+	tcase_add_loop_test(tc, test_small_sparse_file_costs_less_than_the_loop, 0, 2 * NSPLIT_FS);
+#endif
 	suite_add_tcase(s, tc);
 	return th_run_suite(s);
 }
