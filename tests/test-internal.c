@@ -1727,10 +1727,14 @@ static int sparse_map_calls(const char *dir, enum sparse_map_backend b, unsigned
 	ck_assert_int_eq(th_collect_with(fd, &o, &m), 0);
 	sm_sys_table = libc_table;
 	calls = all_calls();
-	ck_assert_msg(m.n == 4 && th_kind_at(&m, 0) == SPARSE_MAP_DATA &&
+	/* NONE (a build without SEEK, under NO_READ on tmpfs) calls it all
+	 * data, rightly; every other backend finds the two holes. */
+	ck_assert_msg((m.backend == SPARSE_MAP_BACKEND_NONE && m.n == 1 &&
+		       m.r[0].kind == SPARSE_MAP_DATA) ||
+		      (m.n == 4 && th_kind_at(&m, 0) == SPARSE_MAP_DATA &&
 		      th_kind_at(&m, 4096) == SPARSE_MAP_HOLE &&
 		      th_kind_at(&m, 32768) == SPARSE_MAP_DATA &&
-		      th_kind_at(&m, 36864) == SPARSE_MAP_HOLE,
+		       th_kind_at(&m, 36864) == SPARSE_MAP_HOLE),
 		      "%s, %s: %s", dir ? dir : th_dir(), sparse_map_backend_name(b), th_describe(&m));
 	th_map_free(&m);
 	close(fd);

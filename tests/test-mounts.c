@@ -1515,9 +1515,11 @@ START_TEST(test_small_sparse_file_costs_less_than_the_loop)
 	const char *dir = fs_dir(fsi, "the cost of a small file");
 	struct sparse_map_options o = SPARSE_MAP_OPTIONS_INIT;
 	const char *want = NULL;
+	struct sm_cachestat cs;
 	struct th_map m;
 	struct stat st;
 	char p[4200], release[128];
+	bool has_cachestat;
 	int fd, rc;
 
 	if (!dir)
@@ -1532,6 +1534,9 @@ START_TEST(test_small_sparse_file_costs_less_than_the_loop)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(lseek(fd, 12345, SEEK_SET), 12345);
 	ck_assert_int_eq(fstat(fd, &st), 0);
+	/* Without cachestat (valgrind knows no such call) SEEK decides the
+	 * gaps on ext4 and XFS: no count is expected there. */
+	has_cachestat = sm_sys_cachestat(fd, 0, 4096, &cs) == 0;
 
 	record_calls();
 	o.st = &st;
@@ -1557,11 +1562,12 @@ START_TEST(test_small_sparse_file_costs_less_than_the_loop)
 		snprintf(release, sizeof(release), "%s", u.release);
 		if (sm_btrfs_fiemap_holds_lock(release))
 			want = "suF";
-	} else {
+	} else if (has_cachestat) {
 		want = "sCF";
 	}
 #endif
 	(void)release;
+	(void)has_cachestat;
 	if (want)
 		ck_assert_msg(strcmp(call_seq, want) == 0,
 			      "%s%s: the map made these calls: %s (f fstat, s fstatfs, u uname, "
@@ -1672,7 +1678,10 @@ int main(void)
 	tcase_add_test(tc, test_loop_block_device_is_scanned);
 	tcase_add_loop_test(tc, test_split_flags_on_every_file_system, 0, NSPLIT_FS);
 #ifdef SM_PLATFORM_LINUX
+#if defined(SM_HAVE_SEEK) && defined(SM_HAVE_FIEMAP)
+	/* AUTO's order of questions where both sources are built. */
 	tcase_add_loop_test(tc, test_small_sparse_file_costs_less_than_the_loop, 0, 2 * NSPLIT_FS);
+#endif
 #endif
 	suite_add_tcase(s, tc);
 	return th_run_suite(s);
