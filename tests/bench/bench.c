@@ -640,7 +640,9 @@ static long long map_file(const char *path, bool any_offset)
 	return data;
 }
 static long long per_file_map(const char *path) { return map_file(path, true); }
+#ifdef SM_HAVE_SEEK
 static long long per_file_map_offset_kept(const char *path) { return map_file(path, false); }
+#endif
 
 #ifdef SM_HAVE_SEEK
 static long long per_file_loop(const char *path, int64_t (*seek)(int, int64_t, int))
@@ -708,7 +710,6 @@ static void cmd_files(const char *fs, const char *dir, long long n, int reps)
 {
 	unsigned char buf[8192];
 	double dense_limit = strcmp(fs, "btrfs") == 0 ? 1.60 : 1.50;
-	double lseek_limit = strcmp(fs, "ext4") == 0 || strcmp(fs, "xfs") == 0 ? 1.25 : 1.50;
 	long long nsparse = n / 4 > 0 ? n / 4 : 1;
 	char path[4096], file[96], cnt[32];
 	int fd;
@@ -749,7 +750,8 @@ static void cmd_files(const char *fs, const char *dir, long long n, int reps)
 		  "the loop with lseek", dir, "s", nsparse, reps, 1.00, per_file_map_offset_kept,
 		  per_file_lseek);
 	files_row(fs, "small files, sparse_map_lseek loop", file, "the loop with lseek", dir, "s",
-		  nsparse, reps, lseek_limit, per_file_sm_lseek, per_file_lseek);
+		  nsparse, reps, strcmp(fs, "ext4") == 0 || strcmp(fs, "xfs") == 0 ? 1.25 : 1.50,
+		  per_file_sm_lseek, per_file_lseek);
 #endif
 	for (long long i = 0; i < n + nsparse; i++) {
 		snprintf(path, sizeof(path), "%s/%s%lld", dir, i >= n ? "s" : "d", i >= n ? i - n : i);
