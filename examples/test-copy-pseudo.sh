@@ -52,7 +52,10 @@ group() {
 # numa_maps): the memory manager's ageing and reclaim change its counts
 # between any two reads, even of a stopped process; under CI's load a
 # copy was seen to differ from two cats around it, three times in a row.
-skip='^/proc/sys/fs/(inode-nr|inode-state|dentry-state|file-nr)$|^/proc/[0-9]+/(smaps|smaps_rollup|numa_maps)$'
+# And the scheduler's statistics of it (sched, schedstat): its load
+# averages decay whenever they are read, and a CI run saw a copy of sched
+# differ from two cats around it.
+skip='^/proc/sys/fs/(inode-nr|inode-state|dentry-state|file-nr)$|^/proc/[0-9]+/(smaps|smaps_rollup|numa_maps|sched|schedstat)$'
 mapfile -t procs < <(find "/proc/$pid" -maxdepth 1 -type f | grep -Ev "$skip" | sort)
 group "/proc/$pid" "${procs[@]}"
 mapfile -t sys < <(find /proc/sys -type f | grep -Ev "$skip" | sort)
