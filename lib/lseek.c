@@ -429,7 +429,7 @@ static int64_t ask_kernel(int fd, int64_t offset, enum sparse_map_kind want, str
 		if (sm_sys_fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 			return SM_ASK_AGAIN;
 		size = (int64_t)st.st_size;
-		dense = sm_sys_st_blocks(&st) * 512 >= size;
+		dense = sm_blocks_cover(sm_sys_st_blocks(&st), size);
 		if (sm_sys_fs_type(fd, &type) < 0)
 			type = 0;
 		/* A file system whose SEEK is its own answers finally, so

@@ -78,8 +78,7 @@ static int map_describe(struct sparse_map *map, const struct sparse_map_options 
 	map->st_blocks = sm_sys_st_blocks(&st);
 	if (!map->is_blockdev)
 		map->st_size = (int64_t)st.st_size;
-	map->blocks_short = !map->is_blockdev &&
-			    map->st_blocks < map->st_size / 512 + (map->st_size % 512 != 0);
+	map->blocks_short = !map->is_blockdev && !sm_blocks_cover(map->st_blocks, map->st_size);
 	return 0;
 }
 
@@ -176,6 +175,13 @@ SM_EXPORT void sparse_map_close(struct sparse_map *map)
 {
 	if (map)
 		map_free(map);
+}
+
+bool sm_blocks_cover(int64_t st_blocks, int64_t size)
+{
+	/* st_blocks * 512 >= size, without overflowing for any st_blocks a
+	 * file system reports. */
+	return st_blocks >= size / 512 + (size % 512 != 0);
 }
 
 /*

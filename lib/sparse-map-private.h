@@ -185,6 +185,9 @@ struct sparse_map {
 
 /* map.c */
 int sm_next_piece(struct sparse_map *map, struct sparse_map_range *piece);
+/* Whether st_blocks (512-byte units) is enough to store every byte of size:
+ * no hole, unless preallocated space makes up for one. */
+bool sm_blocks_cover(int64_t st_blocks, int64_t size);
 /* Of a file of that size, where the bytes no system call describes truly
  * begin (the last folio below 2^63): size itself for any smaller file. */
 int64_t sm_trusted_end(int64_t size);
