@@ -183,7 +183,10 @@ static int ask_fiemap(struct sparse_map *map, struct fiemap_state *st, int64_t p
 		return -EIO;
 	sorted = in_order(st->fm);
 	/* A full array out of order may have left any extent out, so none of
-	 * its gaps can be believed; the kernel never answers so. */
+	 * its gaps can be believed.  Btrfs answers so (Linux 6.18): after
+	 * each 128 extents it searches again, and lists a preallocated extent
+	 * that holds dirty pages once more from its start.  Under AUTO, SEEK
+	 * then goes on from pos (sm_fall_back()), flushing nothing. */
 	if (n == SM_FIEMAP_BATCH && !sorted)
 		return -EIO;
 	/* LAST counts only where the kernel puts it: on its final extent. */

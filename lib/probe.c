@@ -510,7 +510,8 @@ static int probe(struct sparse_map *map)
 int sm_fall_back(struct sparse_map *map, int64_t pos, int err)
 {
 	const struct sm_backend *from = map->backend;
-	bool synced_fiemap = from->id == SPARSE_MAP_BACKEND_FIEMAP && !map->fiemap_unsynced;
+	bool fiemap = from->id == SPARSE_MAP_BACKEND_FIEMAP;
+	bool synced_fiemap = fiemap && !map->fiemap_unsynced;
 	enum sparse_map_backend to;
 	int r;
 
@@ -520,19 +521,29 @@ int sm_fall_back(struct sparse_map *map, int64_t pos, int err)
 		return err;
 	sm_debug(map, "%s: fails at %lld (%s): the next source of hole information goes on",
 		 from->name, (long long)pos, strerror(-err));
+	/* FIEMAP without sync is AUTO's only on ext4, XFS and Btrfs, whose
+	 * SEEK_DATA/SEEK_HOLE are their own: SEEK goes on, and neither it nor
+	 * any source after it flushes what that FIEMAP promised to leave
+	 * dirty.  (Btrfs, for one, answers a full batch out of order where a
+	 * preallocated extent holds dirty pages: backend-fiemap.c.) */
+	if (fiemap && map->fiemap_unsynced)
+		map->no_flush = true;
 	map->fiemap_unsynced = false;
 	map->fiemap_gaps = SM_GAPS_SEEK;
-	r = synced_fiemap ? 0 : fiemap_trusted(map);
+	r = synced_fiemap || map->no_flush ? 0 : fiemap_trusted(map);
 	if (r == 0)
 		r = sm_map_access(map);
 	if (r < 0)
 		return r;
-	if (r > 0)
+	if (fiemap && map->no_flush && backends[SPARSE_MAP_BACKEND_SEEK])
+		to = SPARSE_MAP_BACKEND_SEEK;
+	else if (r > 0)
 		to = SPARSE_MAP_BACKEND_FIEMAP;
 	else if (scan_may_serve(map))
 		to = SPARSE_MAP_BACKEND_SCAN;
 	else
 		to = SPARSE_MAP_BACKEND_NONE;
+	map->probe_hole = 0;	/* SEEK's first answer is asked again */
 	from->fini(map);
 	sm_readbuf_reset(map);
 	use(map, to, "goes on from there");

@@ -140,6 +140,9 @@ struct sparse_map {
 	 * may do so without FIEMAP_FLAG_SYNC: see backend-fiemap.c. */
 	bool fiemap_unsynced;
 	enum sm_fiemap_gaps fiemap_gaps;	/* unsynced: who says a gap is a hole */
+	/* AUTO began with FIEMAP without sync, which promises to leave dirty
+	 * pages dirty: no source it falls back to may flush (sm_fall_back()). */
+	bool no_flush;
 	/* Where the probe's SEEK_HOLE(0) found the first hole, if it found
 	 * data before it (0 otherwise): the SEEK backend's first answer. */
 	int64_t probe_hole;
