@@ -42,6 +42,11 @@
  *   bench memory FS SMALL BIG NSMALL NBIG
  *                                    peak RSS mapping each of two fragmented files
  *   bench rss FILE BACKEND           (the child memory runs) map, print VmHWM
+ *   bench mktree DIR NFILES          NFILES sparse 64 KiB files, two 4 KiB data runs each
+ *                                    (at 0 and 32 KiB), written back
+ *   bench pair FS WHAT FILE REPS DEST -- A... -- B...
+ *                                    command A against command B, taking turns, DEST
+ *                                    removed (untimed) before each; a row, no target
  *   bench note FS TEXT               a row that only says something
  *   bench size N[K|M|G]              N in bytes, for run.sh
  */
@@ -698,6 +703,38 @@ static void files_row(const char *fs, const char *what, const char *file, const 
 	row(fs, what, file, m, b, median(ratio, reps), limit, false, NULL);
 }
 
+/* A small file, the i-th: 8 KiB of data, or (sparse) 64 KiB with two data
+ * runs of 4 KiB, at 0 and 32 KiB. */
+static void write_small_file(const char *path, long long i, bool sparse)
+{
+	unsigned char buf[8192];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0)
+		die("%s: %s", path, strerror(errno));
+	fill_run(buf, i);
+	fill_run(buf + 4096, i + 1);
+	if (sparse) {
+		pwrite_all(fd, buf, 4096, 0, path);
+		pwrite_all(fd, buf + 4096, 4096, 32768, path);
+		if (ftruncate(fd, 65536) < 0)
+			die("%s: ftruncate: %s", path, strerror(errno));
+	} else {
+		pwrite_all(fd, buf, sizeof(buf), 0, path);
+	}
+	close(fd);
+}
+
+/* Everything written into dir's file system, written back. */
+static void sync_dir(const char *dir)
+{
+	int fd = open_or_die(dir, O_RDONLY);
+
+	if (syncfs(fd) < 0)
+		die("%s: syncfs: %s", dir, strerror(errno));
+	close(fd);
+}
+
 /*
  * Many small files, as a backup or an archiver meets them: NFILES dense
  * files of 8 KiB, and a quarter as many sparse ones of 64 KiB with two data
@@ -708,35 +745,17 @@ static void files_row(const char *fs, const char *what, const char *file, const 
  */
 static void cmd_files(const char *fs, const char *dir, long long n, int reps)
 {
-	unsigned char buf[8192];
 	double dense_limit = strcmp(fs, "btrfs") == 0 ? 1.60 : 1.50;
 	long long nsparse = n / 4 > 0 ? n / 4 : 1;
 	char path[4096], file[96], cnt[32];
-	int fd;
 
 	for (long long i = 0; i < n + nsparse; i++) {
 		bool sparse = i >= n;
 
 		snprintf(path, sizeof(path), "%s/%s%lld", dir, sparse ? "s" : "d", sparse ? i - n : i);
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd < 0)
-			die("%s: %s", path, strerror(errno));
-		fill_run(buf, i);
-		fill_run(buf + 4096, i + 1);
-		if (sparse) {
-			pwrite_all(fd, buf, 4096, 0, path);
-			pwrite_all(fd, buf + 4096, 4096, 32768, path);
-			if (ftruncate(fd, 65536) < 0)
-				die("%s: ftruncate: %s", path, strerror(errno));
-		} else {
-			pwrite_all(fd, buf, sizeof(buf), 0, path);
-		}
-		close(fd);
+		write_small_file(path, i, sparse);
 	}
-	fd = open_or_die(dir, O_RDONLY);
-	if (syncfs(fd) < 0)
-		die("%s: syncfs: %s", dir, strerror(errno));
-	close(fd);
+	sync_dir(dir);
 
 	snprintf(file, sizeof(file), "%s dense 8 KiB files", grouped(n, cnt, sizeof(cnt)));
 	files_row(fs, "small files, map (auto, ANY_OFFSET)", file, "open + fstat + close", dir, "d",
@@ -757,6 +776,70 @@ static void cmd_files(const char *fs, const char *dir, long long n, int reps)
 		snprintf(path, sizeof(path), "%s/%s%lld", dir, i >= n ? "s" : "d", i >= n ? i - n : i);
 		unlink(path);
 	}
+}
+
+/* The sparse files of cmd_files(), in a directory of their own. */
+static void cmd_mktree(const char *dir, long long n)
+{
+	char path[4096];
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		die("%s: %s", dir, strerror(errno));
+	for (long long i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/s%lld", dir, i);
+		write_small_file(path, i, true);
+	}
+	sync_dir(dir);
+}
+
+static double run_tool(char *const argv[]);
+static void usage(void) __attribute__((noreturn));
+
+/*
+ * Two programs doing the same job, one on the library (A) and one without
+ * it (B), e.g. GNU cp built both ways (tests/downstream/run.sh): median
+ * times of REPS turns each, the order swapped every turn, after one untimed
+ * turn each; DEST (what they write) is removed before every run.
+ */
+static void cmd_pair(const char *fs, const char *what, const char *file, int reps,
+		     const char *dest, char **a, char **b)
+{
+	char *rm[] = { "rm", "-rf", (char *)dest, NULL };
+	double t[2][MAX_REPS], ratio[MAX_REPS];
+	char mine[64], base[64], x[32];
+
+	for (int r = -1; r < reps; r++) {
+		for (int turn = 0; turn < 2; turn++) {
+			int who = (turn + (r < 0 ? 0 : r)) % 2;
+			double d;
+
+			run_tool(rm);
+			d = run_tool(who == 0 ? a : b);
+			if (r >= 0)
+				t[who][r] = d;
+		}
+		if (r >= 0)
+			ratio[r] = t[0][r] / t[1][r];
+	}
+	run_tool(rm);
+	snprintf(mine, sizeof(mine), "%s", seconds(median(t[0], reps), x, sizeof(x)));
+	snprintf(base, sizeof(base), "%s", seconds(median(t[1], reps), x, sizeof(x)));
+	row(fs, what, file, mine, base, median(ratio, reps), -1, false, NULL);
+}
+
+/* argv[from] up to the next "--" (or the end), as a NULL-ended list; *next
+ * is the index after it. */
+static char **until_dashes(int argc, char **argv, int from, int *next)
+{
+	int i = from;
+
+	while (i < argc && strcmp(argv[i], "--") != 0)
+		i++;
+	if (i == from)
+		usage();
+	*next = i + 1;
+	argv[i < argc ? i : argc] = NULL;
+	return argv + from;
 }
 
 /* Run argv with stdout on /dev/null; the time it took, or die if it failed. */
@@ -1541,7 +1624,15 @@ int main(int argc, char **argv)
 		cmd_rss(argv[2], argv[3]);
 	else if (strcmp(cmd, "size") == 0 && argc == 3)
 		printf("%lld\n", parse_num(argv[2]));
-	else if (strcmp(cmd, "note") == 0 && argc == 4)
+	else if (strcmp(cmd, "mktree") == 0 && argc == 4)
+		cmd_mktree(argv[2], parse_num(argv[3]));
+	else if (strcmp(cmd, "pair") == 0 && argc >= 12 && strcmp(argv[7], "--") == 0) {
+		int next;
+		char **a = until_dashes(argc, argv, 8, &next);
+		char **b = until_dashes(argc, argv, next, &next);
+
+		cmd_pair(argv[2], argv[3], argv[4], parse_reps(argv[5]), argv[6], a, b);
+	} else if (strcmp(cmd, "note") == 0 && argc == 4)
 		printf("| %s | %s | | | | | | |\n", argv[2], argv[3]);
 	else
 		usage();

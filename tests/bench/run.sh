@@ -65,6 +65,7 @@ if [ "$small" = 1 ]; then
 	tool_size=256M tool_runs=10000 tool_reps=3
 	bmap_size=256M bmap_runs=500 bmap_reps=3
 	image_size=${SM_IMAGE_SIZE:-2G}
+	ds_runs=10000 ds_files=1000 ds_reps=3
 else
 	frag_runs=(100000 1000000)
 	frag_reps=(15 7)
@@ -75,6 +76,7 @@ else
 	tool_size=1G tool_runs=100000 tool_reps=5
 	bmap_size=1G bmap_runs=2000 bmap_reps=7
 	image_size=${SM_IMAGE_SIZE:-12G}
+	ds_runs=100000 ds_files=5000 ds_reps=7
 fi
 export SM_IMAGE_SIZE=$image_size
 scan_runs=$(( $("$bench" size "$scan_data") / 4096 ))
@@ -110,6 +112,32 @@ files_rows() {
 	mkdir -p "$dir/files"
 	"$bench" files "$fs" "$dir/files" "$small_files" "$small_reps"
 	rm -rf "$dir/files"
+}
+
+# GNU cp and GNU tar with lseek made sparse_map_lseek, against themselves
+# as they are (issue 28): the builds `make check-downstream` keeps in
+# $SM_DOWNSTREAM_DIR (tests/downstream/run.sh).
+downstream_rows() {
+	local fs=$1 dir=$2 cu=${SM_DOWNSTREAM_DIR:-}/coreutils tar=${SM_DOWNSTREAM_DIR:-}/tar
+	local how="GNU cp --sparse=auto --reflink=never, on the library against as it is"
+	if [ -z "${SM_DOWNSTREAM_DIR:-}" ] || [ ! -x "$cu/patched/src/cp" ] || [ ! -x "$tar/patched/src/tar" ]; then
+		"$bench" note "$fs" "GNU cp and tar on the library: not run: no builds in SM_DOWNSTREAM_DIR (make check-downstream SM_DOWNSTREAM_DIR=DIR keeps them)"
+		return 0
+	fi
+	say "$fs: GNU cp and tar, patched against plain, $ds_reps times"
+	"$bench" mkfrag "$dir/ds-runs" "$ds_runs"
+	"$bench" pair "$fs" "$how" "$ds_runs runs of 4 KiB, one every 64 KiB" "$ds_reps" "$dir/ds-copy" \
+		-- "$cu/patched/src/cp" --sparse=auto --reflink=never "$dir/ds-runs" "$dir/ds-copy" \
+		-- "$cu/plain/src/cp" --sparse=auto --reflink=never "$dir/ds-runs" "$dir/ds-copy"
+	rm -f "$dir/ds-runs"
+	"$bench" mktree "$dir/ds-tree" "$ds_files"
+	"$bench" pair "$fs" "${how/cp/cp -r}" "$ds_files sparse 64 KiB files, 2 data runs each" "$ds_reps" "$dir/ds-copy" \
+		-- "$cu/patched/src/cp" -r --sparse=auto --reflink=never "$dir/ds-tree" "$dir/ds-copy" \
+		-- "$cu/plain/src/cp" -r --sparse=auto --reflink=never "$dir/ds-tree" "$dir/ds-copy"
+	"$bench" pair "$fs" "GNU tar -cS, on the library against as it is" "$ds_files sparse 64 KiB files, 2 data runs each" "$ds_reps" "$dir/ds.tar" \
+		-- "$tar/patched/src/tar" -cSf "$dir/ds.tar" -C "$dir" ds-tree \
+		-- "$tar/plain/src/tar" -cSf "$dir/ds.tar" -C "$dir" ds-tree
+	rm -rf "$dir/ds-tree"
 }
 
 # The copier against cp, on the fragmented files and on a big sparse file.
@@ -286,6 +314,7 @@ run_all() {
 			rm -f "$dir"/frag-*
 			bmap_rows "$fs" "$dir"
 			zeroes_rows "$fs" "$dir"
+			downstream_rows "$fs" "$dir"
 			;;
 		ext4)
 			frag_rows "$fs" "$dir"
@@ -294,6 +323,7 @@ run_all() {
 			rm -f "$dir"/frag-*
 			bmap_rows "$fs" "$dir"
 			zeroes_rows "$fs" "$dir"
+			downstream_rows "$fs" "$dir"
 			;;
 		*)
 			frag_rows "$fs" "$dir"
