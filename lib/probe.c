@@ -530,19 +530,21 @@ int sm_fall_back(struct sparse_map *map, int64_t pos, int err)
 		map->no_flush = true;
 	map->fiemap_unsynced = false;
 	map->fiemap_gaps = SM_GAPS_SEEK;
-	r = synced_fiemap || map->no_flush ? 0 : fiemap_trusted(map);
-	if (r == 0)
-		r = sm_map_access(map);
-	if (r < 0)
-		return r;
-	if (fiemap && map->no_flush && backends[SPARSE_MAP_BACKEND_SEEK])
-		to = SPARSE_MAP_BACKEND_SEEK;
-	else if (r > 0)
-		to = SPARSE_MAP_BACKEND_FIEMAP;
-	else if (scan_may_serve(map))
-		to = SPARSE_MAP_BACKEND_SCAN;
-	else
-		to = SPARSE_MAP_BACKEND_NONE;
+	if (fiemap && map->no_flush && backends[SPARSE_MAP_BACKEND_SEEK]) {
+		to = SPARSE_MAP_BACKEND_SEEK;	/* reads nothing: no access check */
+	} else {
+		r = synced_fiemap || map->no_flush ? 0 : fiemap_trusted(map);
+		if (r == 0)
+			r = sm_map_access(map);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			to = SPARSE_MAP_BACKEND_FIEMAP;
+		else if (scan_may_serve(map))
+			to = SPARSE_MAP_BACKEND_SCAN;
+		else
+			to = SPARSE_MAP_BACKEND_NONE;
+	}
 	map->probe_hole = 0;	/* SEEK's first answer is asked again */
 	from->fini(map);
 	sm_readbuf_reset(map);

@@ -771,7 +771,7 @@ START_TEST(test_data_recorded_during_the_map_stays_data)
 	char src_path[4096];
 	bool prealloc = _i == 1;
 	int fd = new_file();
-	long long raw = 0, raw_missed = 0, maps = 0;
+	long long raw = 0, raw_missed = 0, maps = 0, handed = 0;
 	pthread_t t;
 	time_t end;
 
@@ -825,8 +825,14 @@ START_TEST(test_data_recorded_during_the_map_stays_data)
 		sm_sys_table = (struct sm_sys_table){ 0 };
 		ck_assert_msg(rc == 0, "recorded-during on %s: %s", fs, strerror(-rc));
 		ck_assert_int_eq(seen.fdatasync + seen.fiemap_sync, 0);
-		ck_assert_msg(!gaps_trusted(mode) || seen.seek == 0, "recorded-during on %s, %s: "
-			      "%d SEEK", fs, mode_names[mode], seen.seek);
+		/* Believed gaps want no SEEK, but where a full batch came out of
+		 * order (Btrfs, dirty pages in preallocated space): SEEK then
+		 * maps the rest, and the map says so. */
+		handed += m.backend == SPARSE_MAP_BACKEND_SEEK;
+		ck_assert_msg(!gaps_trusted(mode) || seen.seek == 0 ||
+			      m.backend == SPARSE_MAP_BACKEND_SEEK, "recorded-during on %s, %s: "
+			      "%d SEEK, map ended with %s", fs, mode_names[mode], seen.seek,
+			      sparse_map_backend_name(m.backend));
 		for (int b = 0; b < RD_BLOCKS; b++)
 			ck_assert_msg(!noted[b] || (th_kind_at(&m, b * wblk) == SPARSE_MAP_DATA &&
 						    th_kind_at(&m, (b + 1) * wblk - 1) == SPARSE_MAP_DATA),
@@ -841,8 +847,9 @@ START_TEST(test_data_recorded_during_the_map_stays_data)
 	pthread_join(t, NULL);
 	printf("fact: %s: recorded-during (%s%s): %lld raw FIEMAP calls while a thread wrote, "
 	       "started writeback and fsynced, %lld of them called written blocks holes; %lld "
-	       "maps, written data always data\n", fs, prealloc ? "into fallocated space" :
-	       "into holes", rd_src >= 0 ? ", and reflinked" : "", raw, raw_missed, maps);
+	       "maps (%lld of them ended with SEEK), written data always data\n", fs,
+	       prealloc ? "into fallocated space" : "into holes", rd_src >= 0 ? ", and reflinked" :
+	       "", raw, raw_missed, maps, handed);
 	if (rd_src >= 0) {
 		close(rd_src);
 		unlink(src_path);
