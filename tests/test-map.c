@@ -327,6 +327,12 @@ START_TEST(test_open_with_tiles_start_to_size)
 		drop_file(fd);
 		return;
 	}
+	if (full.backend == SPARSE_MAP_BACKEND_SCAN && strcmp(l->name, "past-4g") == 0) {
+		/* The same where AUTO scans (built without SEEK and FIEMAP). */
+		th_map_free(&full);
+		drop_file(fd);
+		return;
+	}
 	st_size = full.size;
 	const int64_t sizes[] = { SPARSE_MAP_SIZE_FSTAT, st_size / 2, st_size / 2 / blk * blk,
 				  st_size + 5 * blk + 3 };
